@@ -1,0 +1,215 @@
+// Package ratelimit limits how often HTTP clients may call a server.
+//
+// A [Limit] says how many requests (tokens) a key may spend per period and
+// with which [Algorithm]; a [Store] keeps each key's budget and decides, one
+// atomic step at a time, whether a request may take its tokens. The memory
+// store (package store/memory) serves one process; the Redis store (package
+// store/redis) shares budgets between many app servers.
+//
+//	store := memory.New()
+//	res, err := store.AllowN(ctx, "client-42", ratelimit.PerMinute(100), 1)
+//	if err == nil && !res.Allowed {
+//		// answer 429, retry after res.RetryAfter
+//	}
+//
+// This package needs only the standard library.
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Algorithm chooses how a [Limit] counts requests. The zero value is
+// [TokenBucket].
+type Algorithm int
+
+const (
+	// TokenBucket holds up to Burst tokens and refills them continuously at
+	// Rate per Period, keeping fractions of a token. A new key starts full.
+	// Its decisions equal those of golang.org/x/time/rate's
+	// NewLimiter(Rate/Period, Burst).AllowN on the same timeline.
+	TokenBucket Algorithm = iota
+	// FixedWindow admits at most Rate per window; windows are aligned to
+	// multiples of Period since the Unix epoch. Burst is ignored. It admits
+	// up to 2·Rate across a window edge.
+	FixedWindow
+	// SlidingWindow estimates the requests of the trailing Period from two
+	// fixed windows, prev·(1 − elapsed/Period) + curr, and keeps the estimate
+	// at most Rate. O(1) memory per key. Burst is ignored.
+	SlidingWindow
+	// SlidingLog is exact: at most Rate within any trailing Period. It keeps
+	// one timestamp per admitted token, so Rate is bounded by
+	// [MaxSlidingLogRate]. Burst is ignored.
+	SlidingLog
+)
+
+// MaxSlidingLogRate is the largest Rate a [SlidingLog] limit accepts; the log
+// of one key holds at most Rate timestamps.
+const MaxSlidingLogRate = 10_000
+
+var algorithmNames = [...]string{"token bucket", "fixed window", "sliding window", "sliding log"}
+
+// String returns the algorithm's name in words, such as "token bucket".
+func (a Algorithm) String() string {
+	if a < 0 || int(a) >= len(algorithmNames) {
+		return "Algorithm(" + strconv.Itoa(int(a)) + ")"
+	}
+	return algorithmNames[a]
+}
+
+// Limit is a budget: Rate requests (tokens) per Period.
+//
+// The zero value is not a valid Limit; build one with [PerSecond],
+// [PerMinute] or [PerHour], or fill the fields and call [Limit.Validate].
+type Limit struct {
+	Rate   int           // requests (tokens) per Period; must be positive
+	Period time.Duration // must be positive
+	// Burst is the token bucket's capacity, the most a key may spend at once
+	// after a quiet spell. 0 means Rate. The window algorithms ignore it.
+	Burst     int
+	Algorithm Algorithm // TokenBucket by default
+}
+
+// PerSecond returns a token-bucket Limit of n requests per second, burst n.
+func PerSecond(n int) Limit { return Limit{Rate: n, Period: time.Second} }
+
+// PerMinute returns a token-bucket Limit of n requests per minute, burst n.
+func PerMinute(n int) Limit { return Limit{Rate: n, Period: time.Minute} }
+
+// PerHour returns a token-bucket Limit of n requests per hour, burst n.
+func PerHour(n int) Limit { return Limit{Rate: n, Period: time.Hour} }
+
+// WithBurst returns a copy of l whose token bucket holds up to burst tokens.
+func (l Limit) WithBurst(burst int) Limit { l.Burst = burst; return l }
+
+// WithAlgorithm returns a copy of l that counts with algorithm a.
+func (l Limit) WithAlgorithm(a Algorithm) Limit { l.Algorithm = a; return l }
+
+// Validate reports whether l can be enforced. Its errors wrap
+// [ErrInvalidLimit].
+func (l Limit) Validate() error {
+	switch {
+	case l.Rate <= 0:
+		return fmt.Errorf("%w: rate %d must be positive", ErrInvalidLimit, l.Rate)
+	case l.Period <= 0:
+		return fmt.Errorf("%w: period %v must be positive", ErrInvalidLimit, l.Period)
+	case l.Burst < 0:
+		return fmt.Errorf("%w: burst %d must not be negative", ErrInvalidLimit, l.Burst)
+	case l.Algorithm < TokenBucket || l.Algorithm > SlidingLog:
+		return fmt.Errorf("%w: unknown algorithm %d", ErrInvalidLimit, int(l.Algorithm))
+	case l.Algorithm == SlidingLog && l.Rate > MaxSlidingLogRate:
+		return fmt.Errorf("%w: sliding log rate %d is above %d", ErrInvalidLimit, l.Rate, MaxSlidingLogRate)
+	}
+	return nil
+}
+
+// Capacity returns the most tokens a key can ever hold under l: Burst (or
+// Rate when Burst is 0) for a token bucket, Rate for the window algorithms.
+// A request that costs more can never pass.
+func (l Limit) Capacity() int {
+	if l.Algorithm == TokenBucket && l.Burst > 0 {
+		return l.Burst
+	}
+	return l.Rate
+}
+
+// PerSecondRate returns the token bucket's refill rate in tokens per second,
+// Rate / Period.Seconds().
+func (l Limit) PerSecondRate() float64 { return float64(l.Rate) / l.Period.Seconds() }
+
+// String describes l, such as "100 per 1m" or "10 per 1s, burst 20" or
+// "5 per 1h (sliding log)".
+func (l Limit) String() string {
+	s := strconv.Itoa(l.Rate) + " per " + formatPeriod(l.Period)
+	if l.Algorithm == TokenBucket && l.Burst > 0 && l.Burst != l.Rate {
+		s += ", burst " + strconv.Itoa(l.Burst)
+	}
+	if l.Algorithm != TokenBucket {
+		s += " (" + l.Algorithm.String() + ")"
+	}
+	return s
+}
+
+// formatPeriod writes d like time.Duration.String but without zero units:
+// "1m", "1h", "1h30m", "1.5s".
+func formatPeriod(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
+// Result is a Store's decision for one request.
+type Result struct {
+	// Allowed reports whether the request took its tokens.
+	Allowed bool
+	// Limit is the limit the decision was made under.
+	Limit Limit
+	// Remaining is how many more requests of cost 1 would pass right now,
+	// after this decision: with 5 tokens left and a request of cost 2
+	// allowed, Remaining is 3. Never negative.
+	Remaining int
+	// RetryAfter is, when the request was denied, the shortest wait after
+	// which the same request would pass, such as 100ms for a token bucket
+	// of 10 per second that is one token short. 0 when allowed.
+	RetryAfter time.Duration
+	// ResetAfter is the time until the key is back to its full budget, as
+	// if it had never been seen; 0 when it is full.
+	ResetAfter time.Duration
+}
+
+// Store keeps the budgets of many keys. Implementations must be safe for
+// concurrent use by multiple goroutines. The package store/storetest has
+// the conformance suite that every Store passes.
+type Store interface {
+	// AllowN takes n tokens from key's budget under limit, atomically, if
+	// the budget holds them. A denied request takes nothing. n == 0 reports
+	// the state without taking anything. The limit travels with each call,
+	// so one store serves every policy; a key is best used with one limit.
+	//
+	// Invalid limits, n < 0, n above limit.Capacity() and an empty key are
+	// errors (see [ValidateCall]); so are a done context and a failed
+	// backend.
+	AllowN(ctx context.Context, key string, limit Limit, n int) (Result, error)
+}
+
+// Errors returned by stores and by [Limit.Validate], wrapped with detail;
+// test for them with errors.Is.
+var (
+	// ErrInvalidLimit reports a Limit that cannot be enforced.
+	ErrInvalidLimit = errors.New("ratelimit: invalid limit")
+	// ErrInvalidCost reports a negative cost n.
+	ErrInvalidCost = errors.New("ratelimit: invalid cost")
+	// ErrCostExceedsCapacity reports a cost above Limit.Capacity(): such a
+	// request could never pass, so it is refused instead of waiting forever.
+	ErrCostExceedsCapacity = errors.New("ratelimit: cost exceeds capacity")
+	// ErrEmptyKey reports an empty key.
+	ErrEmptyKey = errors.New("ratelimit: empty key")
+)
+
+// ValidateCall checks the arguments of [Store.AllowN], so that every store
+// refuses the same calls with the same errors.
+func ValidateCall(key string, limit Limit, n int) error {
+	if err := limit.Validate(); err != nil {
+		return err
+	}
+	if key == "" {
+		return ErrEmptyKey
+	}
+	if n < 0 {
+		return fmt.Errorf("%w: n = %d is negative", ErrInvalidCost, n)
+	}
+	if c := limit.Capacity(); n > c {
+		return fmt.Errorf("%w: n = %d, capacity %d", ErrCostExceedsCapacity, n, c)
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+package memory_test
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/store/memory"
+)
+
+// BenchmarkXTimeRate is the baseline of BenchmarkHotKey: one
+// golang.org/x/time/rate Limiter, reading the clock on each call as a store
+// does.
+func BenchmarkXTimeRate(b *testing.B) {
+	lim := rate.NewLimiter(1e9, 1e9)
+	b.ReportAllocs()
+	for b.Loop() {
+		lim.AllowN(time.Now(), 1)
+	}
+}
+
+// BenchmarkHotKey is AllowN on one existing key; it must not allocate.
+func BenchmarkHotKey(b *testing.B) {
+	s := memory.New()
+	defer s.Close()
+	ctx, l := context.Background(), ratelimit.PerSecond(1e9)
+	s.AllowN(ctx, "hot", l, 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		s.AllowN(ctx, "hot", l, 1)
+	}
+}
+
+// BenchmarkManyKeysParallel is AllowN on 100,000 existing keys from every core.
+func BenchmarkManyKeysParallel(b *testing.B) {
+	const keys = 100_000
+	s := memory.New()
+	defer s.Close()
+	ctx, l := context.Background(), ratelimit.PerSecond(1e9)
+	names := make([]string, keys)
+	for i := range names {
+		names[i] = "client-" + strconv.Itoa(i)
+		s.AllowN(ctx, names[i], l, 1)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			s.AllowN(ctx, names[i%keys], l, 1)
+			i += 7919
+		}
+	})
+}
+
+// BenchmarkBytesPerKey reports the heap a key costs, with a million keys.
+func BenchmarkBytesPerKey(b *testing.B) {
+	const keys = 1_000_000
+	names := make([]string, keys)
+	for i := range names {
+		names[i] = "client-" + strconv.Itoa(i)
+	}
+	ctx, l := context.Background(), ratelimit.PerSecond(100)
+	var perKey float64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		s := memory.New(memory.WithSweepInterval(0))
+		for _, k := range names {
+			s.AllowN(ctx, k, l, 1)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		perKey = float64(after.HeapAlloc-before.HeapAlloc) / keys
+		runtime.KeepAlive(s)
+	}
+	b.ReportMetric(perKey, "B/key")
+}

@@ -1,0 +1,158 @@
+// Package memory is an in-process [ratelimit.Store]: the embedded default,
+// for a server that runs as one process.
+//
+// The store is sharded by key hash, each shard with its own lock, and keeps
+// one small pointer-free value per key in an open-addressing table, so the
+// garbage collector has nothing to scan however many keys there are: 32
+// bytes a slot. Keys are identified by a 64-bit keyed hash with a random
+// seed per store (63 bits used; two of a million keys share a budget with a
+// probability below 1 in 10 million). Keys whose
+// budget is full again are dropped by a background sweeper (dropping them
+// loses nothing), and [WithMaxKeys] bounds the number of keys.
+package memory
+
+import (
+	"context"
+	"hash/maphash"
+	"math/bits"
+	"sync"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+)
+
+// Store is an in-memory [ratelimit.Store]. It is safe for concurrent use by
+// multiple goroutines. Call [Store.Close] to stop its sweeper.
+type Store struct {
+	seed   maphash.Seed
+	now    func() time.Time
+	shards []shard
+	shift  uint // a hash's shard is hash >> shift
+
+	done      chan struct{}
+	closeOnce sync.Once
+	swept     sync.WaitGroup
+}
+
+var _ ratelimit.Store = (*Store)(nil)
+
+// cell is one key's state, 24 bytes without pointers; what its fields mean
+// depends on the algorithm.
+type cell struct {
+	exp int64   // Unix ns from which the state equals a new key's: drop it
+	at  int64   // token bucket: last update (Unix ns); windows: current window's count
+	x   float64 // token bucket: tokens; sliding window: previous window's count
+}
+
+type shard struct {
+	mu    sync.Mutex
+	cells table
+	max   int      // most keys this shard may hold; 0 means no bound
+	exps  []int64  // scratch space for eviction
+	_     [64]byte // keep hot locks on separate cache lines
+}
+
+// defaultShards is the number of shards of an unbounded store.
+const defaultShards = 256
+
+// New returns an empty Store configured by opts.
+func New(opts ...Option) *Store {
+	cfg := config{now: time.Now, sweep: time.Minute}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	n := defaultShards
+	if cfg.maxKeys > 0 && cfg.maxKeys < n {
+		n = 1 << (bits.Len(uint(cfg.maxKeys)) - 1) // at least one key per shard
+	}
+	s := &Store{
+		seed:   maphash.MakeSeed(),
+		now:    cfg.now,
+		shards: make([]shard, n),
+		shift:  uint(64 - bits.TrailingZeros(uint(n))),
+		done:   make(chan struct{}),
+	}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		if cfg.maxKeys > 0 {
+			// Share the bound out exactly: the shards' bounds add up to maxKeys.
+			sh.max = cfg.maxKeys / n
+			if i < cfg.maxKeys%n {
+				sh.max++
+			}
+		}
+	}
+	if cfg.sweep > 0 {
+		s.swept.Add(1)
+		go s.sweepLoop(cfg.sweep)
+	}
+	return s
+}
+
+// AllowN implements [ratelimit.Store]. It does not allocate for a key it
+// already holds.
+func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n int) (ratelimit.Result, error) {
+	if err := ratelimit.ValidateCall(key, limit, n); err != nil {
+		return ratelimit.Result{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return ratelimit.Result{}, err
+	}
+	now := s.now().UnixNano()
+	h := s.hash(key, limit.Algorithm)
+	sh := &s.shards[h>>s.shift]
+
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	i, found := sh.cells.find(h)
+	var c cell
+	if found {
+		c = sh.cells.slots[i].c
+	}
+	c, res := decide(c, !found, now, limit, n)
+	switch {
+	case !res.Allowed || n == 0:
+	case found:
+		sh.cells.slots[i].c = c
+	default:
+		if sh.makeRoom(now) {
+			i, _ = sh.cells.find(h)
+		}
+		sh.cells.insert(i, h, c)
+	}
+	return res, nil
+}
+
+// decide runs limit's algorithm on one key's state.
+func decide(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cell, ratelimit.Result) {
+	switch l.Algorithm {
+	default:
+		return takeTokens(c, fresh, now, l, n)
+	}
+}
+
+// hash identifies key under algorithm a; each algorithm has its own keys.
+// It is never 0, the table's mark of an empty slot.
+func (s *Store) hash(key string, a ratelimit.Algorithm) uint64 {
+	return (maphash.String(s.seed, key) ^ uint64(a)*0x9e3779b97f4a7c15) | 1
+}
+
+// Len returns the number of keys the store holds.
+func (s *Store) Len() int {
+	total := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		total += sh.cells.used
+		sh.mu.Unlock()
+	}
+	return total
+}
+
+// Close stops the background sweeper. The store still answers afterwards.
+// Close is safe to call more than once; it always returns nil.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.done) })
+	s.swept.Wait()
+	return nil
+}

@@ -1,0 +1,40 @@
+package memory
+
+import "time"
+
+// Option configures a [Store]; pass options to [New].
+type Option func(*config)
+
+type config struct {
+	now     func() time.Time
+	maxKeys int
+	sweep   time.Duration
+}
+
+// WithClock makes the store read the time from now instead of time.Now, for
+// tests. A nil now means time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(c *config) {
+		if now != nil {
+			c.now = now
+		}
+	}
+}
+
+// WithMaxKeys bounds the number of keys the store holds, so that a flood of
+// new keys cannot exhaust memory. When a new key finds the store full, keys
+// whose budget is full again are dropped first (that loses nothing), then
+// the keys closest to full: a client that is being limited is forgotten
+// last. The default, and any n <= 0, is no bound.
+func WithMaxKeys(n int) Option {
+	return func(c *config) { c.maxKeys = max(n, 0) }
+}
+
+// WithSweepInterval sets how long the background sweeper takes to visit
+// every key once and drop those whose budget is full again; it holds one
+// shard's lock at a time, never the whole store. The default is one minute;
+// d <= 0 turns the sweeper off (keys are then dropped only to make room
+// under [WithMaxKeys]).
+func WithSweepInterval(d time.Duration) Option {
+	return func(c *config) { c.sweep = max(d, 0) }
+}

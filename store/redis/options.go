@@ -1,0 +1,27 @@
+package redis
+
+import "time"
+
+// DefaultPrefix is the prefix of every key the store writes, unless
+// [WithPrefix] sets another.
+const DefaultPrefix = "ratelimit:"
+
+// Option configures a [Store]; pass options to [New].
+type Option func(*Store)
+
+// WithPrefix sets the prefix of the store's Redis keys; the default is
+// [DefaultPrefix]. A key is prefix + an algorithm tag ("tb:" for the token
+// bucket) + the caller's key. Put a hash tag such as "{tenant}" in keys, not
+// in the prefix, if several keys must live in one Cluster slot.
+func WithPrefix(prefix string) Option {
+	return func(s *Store) { s.prefix = prefix }
+}
+
+// WithAppClock makes the scripts use the app server's clock, now, instead of
+// Redis TIME: for Redis-compatible services that refuse TIME inside scripts,
+// and for tests. App servers whose clocks disagree then disagree about
+// refills, so TIME, the default, is better wherever it works. A nil now
+// keeps TIME.
+func WithAppClock(now func() time.Time) Option {
+	return func(s *Store) { s.now = now }
+}

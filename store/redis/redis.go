@@ -1,0 +1,86 @@
+// Package redis is a [ratelimit.Store] in Redis, for budgets shared by many
+// app servers: a single node, Sentinel (failover) or Redis Cluster.
+//
+// Every decision is one round trip: one Lua script (bucket.lua for the token
+// bucket), run with EVALSHA and sent again with EVAL only after NOSCRIPT.
+// Each script touches exactly one key, so the store is Redis Cluster safe,
+// reads the clock with Redis TIME, so app servers with skewed clocks agree,
+// and expires the key when its state no longer matters.
+//
+// A request is never sent twice by this package. go-redis itself retries a
+// command whose connection broke after it was written (not one that timed
+// out); set the client's MaxRetries to -1 if such a request must never count
+// twice.
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/ratelimit-go/ratelimit"
+)
+
+// Store is a [ratelimit.Store] in Redis. It is safe for concurrent use by
+// multiple goroutines.
+type Store struct {
+	client goredis.Scripter
+	prefix string
+	now    func() time.Time // nil: Redis TIME
+}
+
+var _ ratelimit.Store = (*Store)(nil)
+
+// ErrNilClient is returned by a Store made with a nil client.
+var ErrNilClient = errors.New("ratelimit/redis: nil client")
+
+// New returns a Store that keeps its budgets in client: a *goredis.Client,
+// *goredis.ClusterClient, *goredis.Ring or failover client.
+func New(client goredis.UniversalClient, opts ...Option) *Store {
+	s := &Store{prefix: DefaultPrefix}
+	if client != nil {
+		s.client = client
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// AllowN implements [ratelimit.Store] in one round trip to Redis.
+func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n int) (ratelimit.Result, error) {
+	if err := ratelimit.ValidateCall(key, limit, n); err != nil {
+		return ratelimit.Result{}, err
+	}
+	if s.client == nil {
+		return ratelimit.Result{}, ErrNilClient
+	}
+	sc := scripts[limit.Algorithm]
+	args := []any{
+		strconv.FormatFloat(limit.PerSecondRate(), 'g', -1, 64),
+		limit.Capacity(),
+		n,
+		int64(limit.Period / time.Microsecond),
+	}
+	if s.now != nil {
+		args = append(args, s.now().UnixMicro())
+	}
+	v, err := sc.script.Run(ctx, s.client, []string{s.prefix + sc.tag + key}, args...).Int64Slice()
+	if err != nil {
+		return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
+	}
+	if len(v) != 4 {
+		return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: %s returned %d values, want 4", sc.name, len(v))
+	}
+	return ratelimit.Result{
+		Allowed:    v[0] == 1,
+		Limit:      limit,
+		Remaining:  int(v[1]),
+		RetryAfter: time.Duration(v[2]) * time.Microsecond,
+		ResetAfter: time.Duration(v[3]) * time.Microsecond,
+	}, nil
+}

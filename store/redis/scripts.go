@@ -1,0 +1,29 @@
+package redis
+
+import (
+	_ "embed"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/ratelimit-go/ratelimit"
+)
+
+// Each algorithm is one Lua script. Each script takes KEYS[1] and
+// ARGV = rate per second, capacity, cost n, period in µs and, optionally, the
+// app's clock in µs, and returns {allowed, remaining, retry-after µs,
+// reset-after µs}.
+var (
+	//go:embed bucket.lua
+	bucketLua string
+)
+
+type script struct {
+	name   string
+	tag    string // in the key, between the prefix and the caller's key
+	script *goredis.Script
+}
+
+// scripts is indexed by ratelimit.Algorithm.
+var scripts = [...]script{
+	ratelimit.TokenBucket: {"bucket.lua", "tb:", goredis.NewScript(bucketLua)},
+}

@@ -1,0 +1,395 @@
+// Package storetest is the conformance suite of [ratelimit.Store]: every
+// store of this module passes it, and a store of your own can run it too:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) ratelimit.Store { return mystore.New() })
+//	}
+//
+// [Run] needs nothing but the store and runs its timing cases in real time
+// (a few seconds). [RunWithClock] takes a store whose clock the suite sets,
+// and checks every decision exactly, including a differential test against
+// golang.org/x/time/rate on random timelines.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+)
+
+// env is what a case gets: a fresh store, and a way to let time pass.
+type env struct {
+	t     *testing.T
+	store ratelimit.Store
+	// wait lets d pass: it advances the controlled clock, or sleeps in real
+	// time.
+	wait func(d time.Duration)
+	// exact is true under a controlled clock: durations can be checked to
+	// the millisecond and time stands still between calls.
+	exact bool
+}
+
+// allow calls AllowN with a background context and fails the test on error.
+func (e *env) allow(key string, l ratelimit.Limit, n int) ratelimit.Result {
+	e.t.Helper()
+	res, err := e.store.AllowN(context.Background(), key, l, n)
+	if err != nil {
+		e.t.Fatalf("AllowN(%q, %v, %d): %v", key, l, n, err)
+	}
+	return res
+}
+
+// expect checks the decision and Remaining of one call.
+func (e *env) expect(key string, l ratelimit.Limit, n int, allowed bool, remaining int) ratelimit.Result {
+	e.t.Helper()
+	res := e.allow(key, l, n)
+	if res.Allowed != allowed || res.Remaining != remaining {
+		e.t.Fatalf("AllowN(%q, %v, %d) = allowed %v, remaining %d; want allowed %v, remaining %d",
+			key, l, n, res.Allowed, res.Remaining, allowed, remaining)
+	}
+	if res.Limit != l {
+		e.t.Fatalf("Result.Limit = %v, want %v", res.Limit, l)
+	}
+	if res.Allowed && res.RetryAfter != 0 {
+		e.t.Fatalf("allowed request has RetryAfter %v, want 0", res.RetryAfter)
+	}
+	if !res.Allowed && res.RetryAfter <= 0 {
+		e.t.Fatalf("denied request has RetryAfter %v, want > 0", res.RetryAfter)
+	}
+	if res.Remaining < 0 || res.ResetAfter < 0 {
+		e.t.Fatalf("negative Remaining %d or ResetAfter %v", res.Remaining, res.ResetAfter)
+	}
+	return res
+}
+
+// near fails unless got is within 1 ms of want.
+func near(t *testing.T, what string, got, want time.Duration) {
+	t.Helper()
+	if d := got - want; d < -time.Millisecond || d > time.Millisecond {
+		t.Fatalf("%s = %v, want %v (±1ms)", what, got, want)
+	}
+}
+
+type testCase struct {
+	name string
+	// clock is set for cases that need a controlled clock, realTime for
+	// those that measure the store's own clock.
+	clock, realTime bool
+	run             func(e *env)
+}
+
+// Run runs the conformance suite against stores made by newStore, each case
+// with a new store, on the store's own clock: the timing cases wait in real
+// time, on limits loose enough for a loaded machine.
+func Run(t *testing.T, newStore func(t *testing.T) ratelimit.Store) {
+	for _, c := range cases() {
+		if c.clock {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			c.run(&env{t: t, store: newStore(t), wait: time.Sleep})
+		})
+	}
+}
+
+// RunWithClock runs the whole conformance suite, each case with a new store
+// from newStore. newStore returns the store and a function that sets the
+// store's clock (time.Time values with microsecond precision are enough);
+// the suite sets it before the first call and moves it only forward, except
+// in the case that checks a clock going back.
+func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, func(time.Time))) {
+	start := time.Now().Truncate(time.Second)
+	for _, c := range cases() {
+		if c.realTime {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			store, set := newStore(t)
+			var mu sync.Mutex
+			now := start
+			set(now)
+			c.run(&env{t: t, store: store, exact: true, wait: func(d time.Duration) {
+				mu.Lock()
+				defer mu.Unlock()
+				now = now.Add(d)
+				set(now)
+			}})
+		})
+	}
+	t.Run("decisions equal golang.org/x/time/rate", func(t *testing.T) {
+		store, set := newStore(t)
+		n := differential(t, store, set, start, 10, 1000)
+		t.Logf("compared %d decisions", n)
+	})
+}
+
+func cases() []testCase {
+	return []testCase{
+		{name: "a new key starts full and denies past its burst", run: startsFull},
+		{name: "burst 0 means rate", run: burstDefaultsToRate},
+		{name: "a cost above one takes that many and a denied request takes nothing", run: costs},
+		{name: "n zero reports without taking", run: reportsOnly},
+		{name: "keys are independent", run: keysIndependent},
+		{name: "bad input is an error", run: badInput},
+		{name: "a done context is an error", run: doneContext},
+		{name: "concurrent callers never take more than the capacity", run: concurrentCapacity},
+		{name: "a denied request passes after RetryAfter", run: passesAfterRetry},
+		{name: "32 goroutines on one key admit the burst plus the refill", realTime: true, run: hammer},
+		{name: "a client calling faster than the refill is not starved", realTime: true, run: frequentCaller},
+		{name: "RetryAfter and ResetAfter are exact", clock: true, run: exactDurations},
+		{name: "refill keeps fractions of a token", clock: true, run: fractionalRefill},
+		{name: "a clock going back refills nothing", clock: true, run: clockBack},
+	}
+}
+
+// slow is a limit that refills nothing noticeable during a test.
+func slow(burst int) ratelimit.Limit { return ratelimit.PerHour(1).WithBurst(burst) }
+
+func startsFull(e *env) {
+	l := slow(5)
+	for i := 4; i >= 0; i-- {
+		e.expect("k", l, 1, true, i)
+	}
+	res := e.expect("k", l, 1, false, 0)
+	if res.RetryAfter > time.Hour {
+		e.t.Fatalf("RetryAfter = %v, want at most one token's refill, 1h", res.RetryAfter)
+	}
+	if res.ResetAfter > 5*time.Hour || res.ResetAfter < 5*time.Hour-time.Minute {
+		e.t.Fatalf("ResetAfter = %v, want about 5h", res.ResetAfter)
+	}
+}
+
+func burstDefaultsToRate(e *env) {
+	l := ratelimit.PerHour(3)
+	e.expect("k", l, 1, true, 2)
+	e.expect("k", l, 2, true, 0)
+	e.expect("k", l, 1, false, 0)
+}
+
+func costs(e *env) {
+	l := slow(5)
+	e.expect("k", l, 3, true, 2)
+	e.expect("k", l, 3, false, 2)
+	e.expect("k", l, 2, true, 0)
+	e.expect("k", l, 1, false, 0)
+}
+
+func reportsOnly(e *env) {
+	l := slow(3)
+	e.expect("k", l, 0, true, 3) // a new key, not created
+	e.expect("k", l, 1, true, 2)
+	e.expect("k", l, 0, true, 2)
+	e.expect("k", l, 0, true, 2)
+	e.expect("k", l, 2, true, 0)
+	res := e.expect("k", l, 0, true, 0)
+	if res.ResetAfter <= 0 {
+		e.t.Fatalf("ResetAfter of an empty key = %v, want > 0", res.ResetAfter)
+	}
+}
+
+func keysIndependent(e *env) {
+	l := slow(2)
+	e.expect("a", l, 2, true, 0)
+	e.expect("a", l, 1, false, 0)
+	e.expect("b", l, 1, true, 1)
+	e.expect("a:b", l, 1, true, 1)
+}
+
+func badInput(e *env) {
+	ok := ratelimit.PerSecond(10)
+	tests := []struct {
+		name  string
+		key   string
+		limit ratelimit.Limit
+		n     int
+		want  error
+	}{
+		{"zero rate", "k", ratelimit.Limit{Period: time.Second}, 1, ratelimit.ErrInvalidLimit},
+		{"negative rate", "k", ratelimit.Limit{Rate: -1, Period: time.Second}, 1, ratelimit.ErrInvalidLimit},
+		{"zero period", "k", ratelimit.Limit{Rate: 1}, 1, ratelimit.ErrInvalidLimit},
+		{"negative period", "k", ratelimit.Limit{Rate: 1, Period: -time.Second}, 1, ratelimit.ErrInvalidLimit},
+		{"negative burst", "k", ok.WithBurst(-1), 1, ratelimit.ErrInvalidLimit},
+		{"unknown algorithm", "k", ok.WithAlgorithm(ratelimit.SlidingLog + 1), 1, ratelimit.ErrInvalidLimit},
+		{"negative algorithm", "k", ok.WithAlgorithm(-1), 1, ratelimit.ErrInvalidLimit},
+		{"negative cost", "k", ok, -1, ratelimit.ErrInvalidCost},
+		{"cost above burst", "k", ok.WithBurst(3), 4, ratelimit.ErrCostExceedsCapacity},
+		{"cost above rate", "k", ok, 11, ratelimit.ErrCostExceedsCapacity},
+		{"empty key", "", ok, 1, ratelimit.ErrEmptyKey},
+	}
+	for _, tt := range tests {
+		_, err := e.store.AllowN(context.Background(), tt.key, tt.limit, tt.n)
+		if !errors.Is(err, tt.want) {
+			e.t.Errorf("%s: AllowN(%q, %+v, %d) error = %v, want %v", tt.name, tt.key, tt.limit, tt.n, err, tt.want)
+		}
+	}
+	// Nothing was taken by the refused calls.
+	e.expect("k", ok, 10, true, 0)
+}
+
+func doneContext(e *env) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.store.AllowN(ctx, "k", slow(1), 1); !errors.Is(err, context.Canceled) {
+		e.t.Fatalf("AllowN with a cancelled context: error = %v, want context.Canceled", err)
+	}
+	e.expect("k", slow(1), 1, true, 0) // the cancelled call took nothing
+}
+
+func concurrentCapacity(e *env) {
+	const workers, calls, burst = 16, 20, 50
+	l := slow(burst)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	admitted, failures := 0, []error{}
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range calls {
+				res, err := e.store.AllowN(context.Background(), "k", l, 1)
+				mu.Lock()
+				if err != nil {
+					failures = append(failures, err)
+				} else if res.Allowed {
+					admitted++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(failures) > 0 {
+		e.t.Fatalf("%d calls failed, first: %v", len(failures), failures[0])
+	}
+	if admitted != burst {
+		e.t.Fatalf("%d concurrent calls admitted %d, want exactly the burst, %d", workers*calls, admitted, burst)
+	}
+}
+
+func passesAfterRetry(e *env) {
+	l := ratelimit.PerSecond(4).WithBurst(1) // a token every 250 ms
+	res := e.allow("k", l, 1)
+	for i := 0; res.Allowed && i < 5; i++ { // more than a refill passed between two calls
+		res = e.allow("k", l, 1)
+	}
+	if res.Allowed {
+		e.t.Fatalf("a key at burst 1 admitted 6 calls in a row")
+	}
+	if res.RetryAfter > 250*time.Millisecond {
+		e.t.Fatalf("RetryAfter = %v, want at most one token's refill, 250ms", res.RetryAfter)
+	}
+	e.wait(res.RetryAfter)
+	e.expect("k", l, 1, true, 0)
+}
+
+func exactDurations(e *env) {
+	l := ratelimit.PerMinute(60).WithBurst(5) // a token a second
+	e.expect("k", l, 2, true, 3)
+	res := e.expect("k", l, 0, true, 3)
+	near(e.t, "ResetAfter after taking 2", res.ResetAfter, 2*time.Second)
+	e.expect("k", l, 3, true, 0)
+	res = e.expect("k", l, 2, false, 0)
+	near(e.t, "RetryAfter for 2 tokens", res.RetryAfter, 2*time.Second)
+	near(e.t, "ResetAfter when empty", res.ResetAfter, 5*time.Second)
+	e.wait(2*time.Second - time.Millisecond)
+	e.expect("k", l, 2, false, 1)
+	e.wait(time.Millisecond)
+	e.expect("k", l, 2, true, 0)
+	e.wait(5 * time.Second)
+	res = e.expect("k", l, 0, true, 5)
+	if res.ResetAfter != 0 {
+		e.t.Fatalf("ResetAfter of a full key = %v, want 0", res.ResetAfter)
+	}
+}
+
+func fractionalRefill(e *env) {
+	// One token a second, a call every 0.6 s: the 2 tokens of the burst plus
+	// the 59.4 that 59.4 s refill make 61 calls. A store that dropped the
+	// fraction on each call (floor the refill, move the timestamp to now)
+	// would admit the burst and then nothing.
+	l := ratelimit.PerMinute(60).WithBurst(2)
+	admitted := 0
+	for range 100 {
+		if e.allow("k", l, 1).Allowed {
+			admitted++
+		}
+		e.wait(600 * time.Millisecond)
+	}
+	if admitted != 61 {
+		e.t.Fatalf("admitted %d of 100 calls 0.6 s apart at 1/s, burst 2, want 61", admitted)
+	}
+}
+
+func clockBack(e *env) {
+	l := ratelimit.PerMinute(60).WithBurst(2)
+	e.expect("k", l, 2, true, 0)
+	e.wait(-10 * time.Second)
+	e.expect("k", l, 1, false, 0)
+	e.wait(10 * time.Second)
+	e.expect("k", l, 1, false, 0) // back where it was: still empty
+	e.wait(time.Second)
+	e.expect("k", l, 1, true, 0)
+}
+
+// hammer: 32 goroutines on one key for 2 s at 50/s, burst 10, admit
+// 10 + 50·t, within 2.
+func hammer(e *env) {
+	const workers = 32
+	l := ratelimit.PerSecond(50).WithBurst(10)
+	var admitted, failed atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	stop := start.Add(2 * time.Second)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(stop) {
+				res, err := e.store.AllowN(context.Background(), "k", l, 1)
+				switch {
+				case err != nil:
+					failed.Add(1)
+				case res.Allowed:
+					admitted.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start).Seconds()
+	if f := failed.Load(); f > 0 {
+		e.t.Fatalf("%d calls failed", f)
+	}
+	want := 10 + 50*elapsed
+	if got := float64(admitted.Load()); math.Abs(got-want) > 2 {
+		e.t.Fatalf("admitted %v in %.3fs, want 10 + 50·t = %.1f ± 2", got, elapsed, want)
+	}
+}
+
+// frequentCaller: a call every 5 ms at 10/s, burst 10, for 2 s admits
+// 10 + 10·t: a store that drops fractions of a token on every call would
+// admit the burst and then nothing.
+func frequentCaller(e *env) {
+	l := ratelimit.PerSecond(10)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	admitted := 0
+	start := time.Now()
+	for time.Since(start) < 2*time.Second {
+		<-tick.C
+		if e.allow("k", l, 1).Allowed {
+			admitted++
+		}
+	}
+	elapsed := time.Since(start).Seconds()
+	want := 10 + 10*elapsed
+	if got := float64(admitted); math.Abs(got-want) > 2 {
+		e.t.Fatalf("admitted %v in %.3fs, want 10 + 10·t = %.1f ± 2", got, elapsed, want)
+	}
+}
