@@ -1,0 +1,282 @@
+package redis_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/ratelimit-go/ratelimit"
+	redisstore "github.com/ratelimit-go/ratelimit/store/redis"
+	"github.com/ratelimit-go/ratelimit/store/storetest"
+)
+
+// server is a Redis to test against: miniredis, or a real one named by
+// RATELIMIT_REDIS_ADDR or RATELIMIT_REDIS_CLUSTER_ADDRS.
+type server struct {
+	name   string
+	client func(t *testing.T) goredis.UniversalClient
+	mini   *miniredis.Miniredis // nil for a real server
+}
+
+// realServers returns the real servers the environment names. A named
+// server that does not answer fails the test: it is never skipped.
+func realServers(t *testing.T) []server {
+	t.Helper()
+	var out []server
+	if addr := os.Getenv("RATELIMIT_REDIS_ADDR"); addr != "" {
+		out = append(out, server{name: "redis-server", client: func(t *testing.T) goredis.UniversalClient {
+			return reachable(t, goredis.NewClient(&goredis.Options{Addr: addr}))
+		}})
+	}
+	if addrs := os.Getenv("RATELIMIT_REDIS_CLUSTER_ADDRS"); addrs != "" {
+		out = append(out, server{name: "redis-cluster", client: func(t *testing.T) goredis.UniversalClient {
+			return reachable(t, goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: strings.Split(addrs, ",")}))
+		}})
+	}
+	return out
+}
+
+func reachable(t *testing.T, c goredis.UniversalClient) goredis.UniversalClient {
+	t.Helper()
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatalf("the Redis named in the environment does not answer: %v", err)
+	}
+	if cc, ok := c.(*goredis.ClusterClient); ok {
+		if err := cc.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error { return m.Ping(ctx).Err() }); err != nil {
+			t.Fatalf("a cluster master does not answer: %v", err)
+		}
+	}
+	return c
+}
+
+func requireReal(t *testing.T) []server {
+	t.Helper()
+	s := realServers(t)
+	if len(s) == 0 {
+		t.Skip("set RATELIMIT_REDIS_ADDR or RATELIMIT_REDIS_CLUSTER_ADDRS to run against a real Redis (.ci/run does)")
+	}
+	return s
+}
+
+// prefix is a key prefix no other test run uses.
+func prefix(t *testing.T) string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return "test:" + hex.EncodeToString(b) + ":"
+}
+
+func newMini(t *testing.T) (*miniredis.Miniredis, goredis.UniversalClient) {
+	mr := miniredis.RunT(t)
+	c := goredis.NewClient(&goredis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { c.Close() })
+	return mr, c
+}
+
+// appClock is a settable clock for WithAppClock.
+type appClock struct{ ns atomic.Int64 }
+
+func (c *appClock) Now() time.Time  { return time.Unix(0, c.ns.Load()) }
+func (c *appClock) Set(t time.Time) { c.ns.Store(t.UnixNano()) }
+
+func TestConformanceMiniredis(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) ratelimit.Store {
+		_, c := newMini(t)
+		return redisstore.New(c)
+	})
+}
+
+func TestConformanceMiniredisWithClock(t *testing.T) {
+	storetest.RunWithClock(t, func(t *testing.T) (ratelimit.Store, func(time.Time)) {
+		mr, c := newMini(t)
+		return redisstore.New(c), mr.SetTime
+	})
+}
+
+func TestConformanceRealRedis(t *testing.T) {
+	for _, srv := range requireReal(t) {
+		t.Run(srv.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) ratelimit.Store {
+				return redisstore.New(srv.client(t), redisstore.WithPrefix(prefix(t)))
+			})
+		})
+	}
+}
+
+// TestConformanceRealRedisWithAppClock runs the exact, clock-controlled
+// suite on the real servers through the app-clock option.
+func TestConformanceRealRedisWithAppClock(t *testing.T) {
+	for _, srv := range requireReal(t) {
+		t.Run(srv.name, func(t *testing.T) {
+			storetest.RunWithClock(t, func(t *testing.T) (ratelimit.Store, func(time.Time)) {
+				c := &appClock{}
+				return redisstore.New(srv.client(t), redisstore.WithPrefix(prefix(t)), redisstore.WithAppClock(c.Now)), c.Set
+			})
+		})
+	}
+}
+
+// servers is miniredis plus the real servers of the environment.
+func servers(t *testing.T) []server {
+	mini := server{name: "miniredis", client: func(t *testing.T) goredis.UniversalClient {
+		_, c := newMini(t)
+		return c
+	}}
+	return append([]server{mini}, realServers(t)...)
+}
+
+func TestScriptFlushIsHarmless(t *testing.T) {
+	for _, srv := range servers(t) {
+		t.Run(srv.name, func(t *testing.T) {
+			c := srv.client(t)
+			s := redisstore.New(c, redisstore.WithPrefix(prefix(t)))
+			ctx, l := context.Background(), ratelimit.PerHour(3)
+			for want := 2; want >= 0; want-- {
+				res, err := s.AllowN(ctx, "k", l, 1)
+				if err != nil || !res.Allowed || res.Remaining != want {
+					t.Fatalf("call %d: %+v, %v; want allowed, remaining %d", 3-want, res, err, want)
+				}
+				flushScripts(t, c)
+			}
+			if res, err := s.AllowN(ctx, "k", l, 1); err != nil || res.Allowed {
+				t.Fatalf("fourth call after SCRIPT FLUSH: %+v, %v; want denied", res, err)
+			}
+		})
+	}
+}
+
+func flushScripts(t *testing.T, c goredis.UniversalClient) {
+	t.Helper()
+	ctx := context.Background()
+	var err error
+	if cc, ok := c.(*goredis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error { return m.ScriptFlush(ctx).Err() })
+	} else {
+		err = c.ScriptFlush(ctx).Err()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestKeyExpiresWhenFull(t *testing.T) {
+	mr, c := newMini(t)
+	s := redisstore.New(c)
+	l := ratelimit.PerSecond(10).WithBurst(5) // full again 100 ms after one token
+	if _, err := s.AllowN(context.Background(), "k", l, 1); err != nil {
+		t.Fatal(err)
+	}
+	ttl := mr.TTL("ratelimit:tb:k")
+	if ttl < 100*time.Millisecond || ttl > 102*time.Millisecond {
+		t.Fatalf("TTL = %v, want the time until full, 100ms, plus at most 2ms", ttl)
+	}
+	if !mr.Exists("ratelimit:tb:k") || len(mr.Keys()) != 1 {
+		t.Fatalf("keys = %v, want exactly one", mr.Keys())
+	}
+	mr.FastForward(ttl)
+	if mr.Exists("ratelimit:tb:k") {
+		t.Fatal("key still there once its bucket is full")
+	}
+}
+
+func TestDenyAndReportWriteNothing(t *testing.T) {
+	mr, c := newMini(t)
+	s := redisstore.New(c)
+	ctx, l := context.Background(), ratelimit.PerHour(1)
+	s.AllowN(ctx, "new", l, 0)
+	if len(mr.Keys()) != 0 {
+		t.Fatalf("n = 0 on a new key created %v", mr.Keys())
+	}
+	s.AllowN(ctx, "k", l, 1)
+	before := mr.HGet("ratelimit:tb:k", "ts")
+	mr.SetTime(time.Now().Add(time.Second))
+	if res, _ := s.AllowN(ctx, "k", l, 1); res.Allowed {
+		t.Fatal("second call allowed at 1/h")
+	}
+	if after := mr.HGet("ratelimit:tb:k", "ts"); after != before {
+		t.Fatalf("a denied call rewrote the state: ts %s -> %s", before, after)
+	}
+}
+
+func TestUnreachableRedisFailsWithinDeadline(t *testing.T) {
+	mr, c := newMini(t)
+	mr.Close() // nothing listens there any more
+	s := redisstore.New(c)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := s.AllowN(ctx, "k", ratelimit.PerSecond(1), 1)
+	if err == nil {
+		t.Fatal("AllowN against a closed server returned no error")
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("AllowN took %v to fail, past the 300ms deadline", took)
+	}
+}
+
+func TestNilClientIsAnError(t *testing.T) {
+	_, err := redisstore.New(nil).AllowN(context.Background(), "k", ratelimit.PerSecond(1), 1)
+	if !errors.Is(err, redisstore.ErrNilClient) {
+		t.Fatalf("error = %v, want ErrNilClient", err)
+	}
+}
+
+func TestPrefix(t *testing.T) {
+	mr, c := newMini(t)
+	redisstore.New(c, redisstore.WithPrefix("app1:")).AllowN(context.Background(), "user:7", ratelimit.PerSecond(1), 1)
+	if !mr.Exists("app1:tb:user:7") {
+		t.Fatalf("keys = %v, want app1:tb:user:7", mr.Keys())
+	}
+}
+
+func TestClusterSpreadsKeysOverEveryMaster(t *testing.T) {
+	addrs := os.Getenv("RATELIMIT_REDIS_CLUSTER_ADDRS")
+	if addrs == "" {
+		t.Skip("set RATELIMIT_REDIS_CLUSTER_ADDRS to run against a real Redis Cluster (.ci/run does)")
+	}
+	cc := reachable(t, goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: strings.Split(addrs, ",")})).(*goredis.ClusterClient)
+	p := prefix(t)
+	s := redisstore.New(cc, redisstore.WithPrefix(p))
+	ctx, l := context.Background(), ratelimit.PerHour(3)
+	for i := range 60 {
+		key := "client-" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		for want := range 5 {
+			res, err := s.AllowN(ctx, key, l, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Allowed != (want < 3) {
+				t.Fatalf("key %s call %d: allowed %v, want exactly 3 of 5", key, want+1, res.Allowed)
+			}
+		}
+	}
+	var masters atomic.Int32 // ForEachMaster calls back concurrently
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error {
+		keys, err := m.Keys(ctx, p+"*").Result()
+		if err != nil {
+			return err
+		}
+		if len(keys) == 0 {
+			return errors.New(m.Options().Addr + " holds none of the keys")
+		}
+		masters.Add(1)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := masters.Load(); n < 3 {
+		t.Fatalf("cluster has %d masters, want 3", n)
+	}
+}
