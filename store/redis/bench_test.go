@@ -1,0 +1,163 @@
+package redis_test
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/ratelimit-go/ratelimit"
+	redisstore "github.com/ratelimit-go/ratelimit/store/redis"
+)
+
+// referenceLua is the plain token bucket the course starts from: the app's
+// clock in seconds, the refill floored and the timestamp moved to now on
+// every call. It is the baseline of BenchmarkStore.
+const referenceLua = `
+local capacity = tonumber(ARGV[1])
+local rate = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+local requested = tonumber(ARGV[4])
+local b = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+local tokens = tonumber(b[1]) or capacity
+local ts = tonumber(b[2]) or now
+tokens = math.min(capacity, tokens + math.floor((now - ts) * rate))
+local allowed = 0
+if tokens >= requested then
+  tokens = tokens - requested
+  allowed = 1
+end
+redis.call('HSET', KEYS[1], 'tokens', tokens, 'ts', now)
+redis.call('EXPIRE', KEYS[1], math.ceil(capacity / rate) * 2)
+return {allowed, tokens}
+`
+
+// benchClient connects to RATELIMIT_REDIS_ADDR; benchmarks need a real
+// server, miniredis would measure itself.
+func benchClient(b *testing.B) *goredis.Client {
+	addr := os.Getenv("RATELIMIT_REDIS_ADDR")
+	if addr == "" {
+		b.Skip("set RATELIMIT_REDIS_ADDR to benchmark against a real redis-server")
+	}
+	c := goredis.NewClient(&goredis.Options{Addr: addr, PoolSize: 64})
+	b.Cleanup(func() { c.Close() })
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		b.Fatalf("RATELIMIT_REDIS_ADDR does not answer: %v", err)
+	}
+	return c
+}
+
+// serverTime reports the server's µs per EVALSHA from INFO commandstats
+// between two readings.
+func serverTime(b *testing.B, c *goredis.Client) func() {
+	read := func() (calls, usec float64) {
+		info := c.Info(context.Background(), "commandstats").Val()
+		for _, line := range strings.Split(info, "\n") {
+			rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:")
+			if !ok {
+				continue
+			}
+			for _, kv := range strings.Split(rest, ",") {
+				k, v, _ := strings.Cut(kv, "=")
+				f, _ := strconv.ParseFloat(v, 64)
+				switch k {
+				case "calls":
+					calls = f
+				case "usec":
+					usec = f
+				}
+			}
+		}
+		return calls, usec
+	}
+	c0, u0 := read()
+	return func() {
+		c1, u1 := read()
+		if c1 > c0 {
+			b.ReportMetric((u1-u0)/(c1-c0), "server-µs/op")
+		}
+	}
+}
+
+const benchKeys = 10_000
+
+// BenchmarkStore is AllowN on 10,000 keys whose budgets never run out (every
+// call writes), from 1 and 64 goroutines; BenchmarkReference is the same
+// load on the reference script with a raw EVALSHA.
+func BenchmarkStore(b *testing.B) {
+	c := benchClient(b)
+	s := redisstore.New(c, redisstore.WithPrefix("bench:"))
+	l := ratelimit.Limit{Rate: 1_000_000, Period: time.Second}
+	ctx := context.Background()
+	keys := benchKeyNames()
+	for _, par := range []int{1, 64} {
+		b.Run("clients="+strconv.Itoa(par), func(b *testing.B) {
+			done := serverTime(b, c)
+			b.ReportAllocs()
+			parallel(b, par, func(i int64) error {
+				_, err := s.AllowN(ctx, keys[i%benchKeys], l, 1)
+				return err
+			})
+			b.StopTimer()
+			done()
+		})
+	}
+}
+
+func BenchmarkReference(b *testing.B) {
+	c := benchClient(b)
+	ctx := context.Background()
+	sha, err := c.ScriptLoad(ctx, referenceLua).Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := benchKeyNames()
+	for _, par := range []int{1, 64} {
+		b.Run("clients="+strconv.Itoa(par), func(b *testing.B) {
+			done := serverTime(b, c)
+			b.ReportAllocs()
+			parallel(b, par, func(i int64) error {
+				k := "ref:" + keys[i%benchKeys]
+				return c.EvalSha(ctx, sha, []string{k}, 1_000_000, 1_000_000, time.Now().Unix(), 1).Err()
+			})
+			b.StopTimer()
+			done()
+		})
+	}
+}
+
+// parallel runs b.N calls of f from clients goroutines.
+func parallel(b *testing.B, clients int, f func(i int64) error) {
+	var next atomic.Int64
+	if clients == 1 {
+		for i := range b.N {
+			if err := f(int64(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return
+	}
+	b.SetParallelism(max(1, clients/runtime.GOMAXPROCS(0)))
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := f(next.Add(1)); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+func benchKeyNames() []string {
+	keys := make([]string, benchKeys)
+	for i := range keys {
+		keys[i] = "client-" + strconv.Itoa(i)
+	}
+	return keys
+}
