@@ -1,0 +1,314 @@
+package ratelimit
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// KeyFunc returns the key a request is limited under: a client address, an
+// API key, a user, a route, or several of them composed. A KeyFunc that
+// fails never reaches the store: the request is answered with a client
+// error (see [MissingKeyError]).
+type KeyFunc func(r *http.Request) (string, error)
+
+// ErrMissingKey is wrapped by the errors of the extractors of this package
+// when a request lacks what they key on.
+var ErrMissingKey = errors.New("ratelimit: missing key")
+
+// MissingKeyError reports a request without what a KeyFunc keys on. The
+// limiter answers it with Status and the text "missing " + What, which
+// names what is missing and never echoes request data.
+type MissingKeyError struct {
+	What   string // such as "X-API-Key header"
+	Status int    // such as 400 (http.StatusBadRequest)
+}
+
+func (e *MissingKeyError) Error() string { return "ratelimit: missing " + e.What }
+
+// Is makes errors.Is(err, ErrMissingKey) true.
+func (e *MissingKeyError) Is(target error) bool { return target == ErrMissingKey }
+
+// MaxKeyLen is the longest key passed to a store as it is; a longer one is
+// replaced by "sha256:" and its hash, so that attacker-chosen headers or
+// paths cannot grow memory or Redis keys without bound.
+const MaxKeyLen = 128
+
+// boundKey returns key, or its hash if it is longer than MaxKeyLen.
+func boundKey(key string) string {
+	if len(key) <= MaxKeyLen {
+		return key
+	}
+	sum := sha256.Sum256([]byte(key))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// UnknownAddrKey is the key of every request whose address KeyByIP cannot
+// parse, such as one that came in over a unix socket: such requests share
+// one budget, so limiting is never skipped.
+const UnknownAddrKey = "ip:unknown"
+
+// IPOption configures [KeyByIP].
+type IPOption func(*ipConfig)
+
+type ipConfig struct {
+	trusted []netip.Prefix
+	header  string
+	v4Bits  int
+	v6Bits  int
+}
+
+// TrustProxies makes KeyByIP believe the X-Forwarded-For, Forwarded and
+// X-Real-IP headers of requests whose connection comes from one of the
+// prefixes (say your load balancers, netip.MustParsePrefix("10.0.0.0/8")).
+// The client is then the right-most address of X-Forwarded-For that is not
+// in a trusted prefix: addresses to its left were written by the client
+// and can be forged.
+func TrustProxies(prefixes ...netip.Prefix) IPOption {
+	return func(c *ipConfig) { c.trusted = append(c.trusted, prefixes...) }
+}
+
+// ClientIPHeader names a header that a trusted proxy sets to the client's
+// address, such as "CF-Connecting-IP" or "Fly-Client-IP". It is believed
+// only when the connection comes from a prefix given to [TrustProxies].
+func ClientIPHeader(name string) IPOption {
+	return func(c *ipConfig) { c.header = http.CanonicalHeaderKey(name) }
+}
+
+// IPv6Prefix groups IPv6 clients by their first bits bits (0 to 128; the
+// default is 64, the usual size of one subscriber's network, since one
+// client can use any of its 2^64 addresses).
+func IPv6Prefix(bits int) IPOption { return func(c *ipConfig) { c.v6Bits = bits } }
+
+// IPv4Prefix groups IPv4 clients by their first bits bits (0 to 32; the
+// default is 32, one key per address).
+func IPv4Prefix(bits int) IPOption { return func(c *ipConfig) { c.v4Bits = bits } }
+
+// KeyByIP keys requests by client address: "ip:203.0.113.7", or for IPv6
+// the /64 network, "ip:2001:db8:1:2::/64". IPv4-mapped IPv6 addresses
+// count as IPv4.
+//
+// By default it uses the connection's address (r.RemoteAddr) and ignores
+// X-Forwarded-For and similar headers, which any client can forge; behind a
+// proxy, configure [TrustProxies]. An address it cannot parse falls into
+// the one shared budget [UnknownAddrKey]; malformed headers fall back to
+// the connection's address. It never fails.
+//
+// KeyByIP panics if a prefix length is out of range, when it is called at
+// start-up, never during a request.
+func KeyByIP(opts ...IPOption) KeyFunc {
+	c := ipConfig{v4Bits: 32, v6Bits: 64}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.v4Bits < 0 || c.v4Bits > 32 || c.v6Bits < 0 || c.v6Bits > 128 {
+		panic(fmt.Sprintf("ratelimit: KeyByIP: prefix lengths /%d (IPv4) and /%d (IPv6) out of range", c.v4Bits, c.v6Bits))
+	}
+	return func(r *http.Request) (string, error) {
+		addr, ok := c.clientAddr(r)
+		if !ok {
+			return UnknownAddrKey, nil
+		}
+		return c.key(addr), nil
+	}
+}
+
+// clientAddr returns the client's address, following trusted proxies.
+func (c *ipConfig) clientAddr(r *http.Request) (netip.Addr, bool) {
+	remote, ok := parseAddr(r.RemoteAddr)
+	if !ok || !c.isTrusted(remote) {
+		return remote, ok
+	}
+	if c.header != "" {
+		if a, ok := parseAddr(r.Header.Get(c.header)); ok {
+			return a, true
+		}
+		return remote, true
+	}
+	if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
+		return c.rightmostUntrusted(remote, xff, func(s string) string { return s })
+	}
+	if fwd := r.Header.Values("Forwarded"); len(fwd) > 0 {
+		return c.rightmostUntrusted(remote, fwd, forwardedFor)
+	}
+	if a, ok := parseAddr(r.Header.Get("X-Real-IP")); ok {
+		return a, true
+	}
+	return remote, true
+}
+
+// rightmostUntrusted walks the hops of a forwarding header from the right
+// and returns the first one not in a trusted prefix. A malformed hop ends
+// the walk at the connection's address.
+func (c *ipConfig) rightmostUntrusted(remote netip.Addr, lines []string, hop func(string) string) (netip.Addr, bool) {
+	client := remote
+	for i := len(lines) - 1; i >= 0; i-- {
+		line := lines[i]
+		for line != "" {
+			var part string
+			if j := strings.LastIndexByte(line, ','); j >= 0 {
+				part, line = line[j+1:], line[:j]
+			} else {
+				part, line = line, ""
+			}
+			a, ok := parseAddr(hop(strings.TrimSpace(part)))
+			if !ok {
+				return remote, true
+			}
+			if !c.isTrusted(a) {
+				return a, true
+			}
+			client = a // every hop so far is a trusted proxy
+		}
+	}
+	return client, true
+}
+
+// forwardedFor returns the for= parameter of one element of an RFC 7239
+// Forwarded header, unquoted, or "".
+func forwardedFor(element string) string {
+	for _, pair := range strings.Split(element, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if ok && strings.EqualFold(k, "for") {
+			return strings.Trim(v, `"`)
+		}
+	}
+	return ""
+}
+
+func (c *ipConfig) isTrusted(a netip.Addr) bool {
+	for _, p := range c.trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *ipConfig) key(a netip.Addr) string {
+	bits, full := c.v6Bits, 128
+	if a.Is4() {
+		bits, full = c.v4Bits, 32
+	}
+	if bits == full {
+		return "ip:" + a.String()
+	}
+	p, _ := a.Prefix(bits)
+	return "ip:" + p.String()
+}
+
+// parseAddr parses an IP address, bare or with a port ("1.2.3.4:80",
+// "[::1]:80"), unmapped and without zone.
+func parseAddr(s string) (netip.Addr, bool) {
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		host, _, splitErr := net.SplitHostPort(s)
+		if splitErr != nil {
+			return netip.Addr{}, false
+		}
+		if a, err = netip.ParseAddr(host); err != nil {
+			return netip.Addr{}, false
+		}
+	}
+	return a.Unmap().WithZone(""), true
+}
+
+// KeyByHeader keys requests by the value of a header, such as an API key:
+// KeyByHeader("X-API-Key") gives "x-api-key:" + the value. A request
+// without the header gets 400 "missing X-API-Key header"; compose with
+// [FirstOf] to fall back to another key instead.
+func KeyByHeader(name string) KeyFunc {
+	canonical := http.CanonicalHeaderKey(name)
+	prefix := strings.ToLower(canonical) + ":"
+	missing := &MissingKeyError{What: canonical + " header", Status: http.StatusBadRequest}
+	return func(r *http.Request) (string, error) {
+		v := r.Header.Get(canonical)
+		if v == "" {
+			return "", missing
+		}
+		return prefix + v, nil
+	}
+}
+
+// KeyByContext keys requests by a value that earlier middleware (say,
+// authentication) put in the request's context under key: a string, an
+// integer or a fmt.Stringer, such as a user id, giving "user:" + the value.
+// A request without it gets 401 "missing user".
+func KeyByContext(key any) KeyFunc {
+	missing := &MissingKeyError{What: "user", Status: http.StatusUnauthorized}
+	return func(r *http.Request) (string, error) {
+		var s string
+		switch v := r.Context().Value(key).(type) {
+		case string:
+			s = v
+		case int:
+			s = strconv.Itoa(v)
+		case int64:
+			s = strconv.FormatInt(v, 10)
+		case uint64:
+			s = strconv.FormatUint(v, 10)
+		case fmt.Stringer:
+			s = v.String()
+		}
+		if s == "" {
+			return "", missing
+		}
+		return "user:" + s, nil
+	}
+}
+
+// KeyByRoute keys requests by the http.ServeMux pattern that matched them
+// (r.Pattern, such as "GET /items/{id}"), so that all clients share one
+// budget per route; outside a ServeMux it falls back to the path. Compose it
+// with KeyByIP for a budget per client and route.
+func KeyByRoute() KeyFunc {
+	return func(r *http.Request) (string, error) {
+		if r.Pattern != "" {
+			return "route:" + r.Pattern, nil
+		}
+		return "route:" + r.URL.Path, nil
+	}
+}
+
+// Compose keys requests by all of fns at once, joining their keys with
+// "|": Compose(KeyByRoute(), KeyByIP()) gives each client a budget per
+// route. It fails if any of them fails.
+func Compose(fns ...KeyFunc) KeyFunc {
+	return func(r *http.Request) (string, error) {
+		var b strings.Builder
+		for i, f := range fns {
+			k, err := f(r)
+			if err != nil {
+				return "", err
+			}
+			if i > 0 {
+				b.WriteByte('|')
+			}
+			b.WriteString(k)
+		}
+		return b.String(), nil
+	}
+}
+
+// FirstOf keys requests by the first of fns that succeeds:
+// FirstOf(KeyByHeader("X-API-Key"), KeyByIP()) limits per API key, and
+// clients without one per address. If all fail, it returns the last error.
+func FirstOf(fns ...KeyFunc) KeyFunc {
+	return func(r *http.Request) (string, error) {
+		err := error(&MissingKeyError{What: "key", Status: http.StatusBadRequest})
+		for _, f := range fns {
+			k, e := f(r)
+			if e == nil {
+				return k, nil
+			}
+			err = e
+		}
+		return "", err
+	}
+}
