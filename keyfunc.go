@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -121,12 +120,12 @@ func KeyByIP(opts ...IPOption) KeyFunc {
 
 // clientAddr returns the client's address, following trusted proxies.
 func (c *ipConfig) clientAddr(r *http.Request) (netip.Addr, bool) {
-	remote, ok := parseAddr(r.RemoteAddr)
+	remote, ok := parseAddr(r.RemoteAddr, true)
 	if !ok || !c.isTrusted(remote) {
 		return remote, ok
 	}
 	if c.header != "" {
-		if a, ok := parseAddr(r.Header.Get(c.header)); ok {
+		if a, ok := parseAddr(r.Header.Get(c.header), false); ok {
 			return a, true
 		}
 		return remote, true
@@ -137,7 +136,7 @@ func (c *ipConfig) clientAddr(r *http.Request) (netip.Addr, bool) {
 	if fwd := r.Header.Values("Forwarded"); len(fwd) > 0 {
 		return c.rightmostUntrusted(remote, fwd, forwardedFor)
 	}
-	if a, ok := parseAddr(r.Header.Get("X-Real-IP")); ok {
+	if a, ok := parseAddr(r.Header.Get("X-Real-IP"), false); ok {
 		return a, true
 	}
 	return remote, true
@@ -157,7 +156,7 @@ func (c *ipConfig) rightmostUntrusted(remote netip.Addr, lines []string, hop fun
 			} else {
 				part, line = line, ""
 			}
-			a, ok := parseAddr(hop(strings.TrimSpace(part)))
+			a, ok := parseAddr(hop(strings.TrimSpace(part)), false)
 			if !ok {
 				return remote, true
 			}
@@ -196,27 +195,33 @@ func (c *ipConfig) key(a netip.Addr) string {
 	if a.Is4() {
 		bits, full = c.v4Bits, 32
 	}
+	var buf [64]byte // one allocation: the string
+	b := append(buf[:0], "ip:"...)
 	if bits == full {
-		return "ip:" + a.String()
+		return string(a.AppendTo(b))
 	}
 	p, _ := a.Prefix(bits)
-	return "ip:" + p.String()
+	return string(p.AppendTo(b))
 }
 
 // parseAddr parses an IP address, bare or with a port ("1.2.3.4:80",
-// "[::1]:80"), unmapped and without zone.
-func parseAddr(s string) (netip.Addr, bool) {
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		host, _, splitErr := net.SplitHostPort(s)
-		if splitErr != nil {
-			return netip.Addr{}, false
-		}
-		if a, err = netip.ParseAddr(host); err != nil {
-			return netip.Addr{}, false
+// "[::1]:80"), unmapped and without zone. withPort says which form to try
+// first: a failed parse allocates its error.
+func parseAddr(s string, withPort bool) (netip.Addr, bool) {
+	if withPort {
+		if ap, err := netip.ParseAddrPort(s); err == nil {
+			return ap.Addr().Unmap().WithZone(""), true
 		}
 	}
-	return a.Unmap().WithZone(""), true
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.Unmap().WithZone(""), true
+	}
+	if !withPort {
+		if ap, err := netip.ParseAddrPort(s); err == nil {
+			return ap.Addr().Unmap().WithZone(""), true
+		}
+	}
+	return netip.Addr{}, false
 }
 
 // KeyByHeader keys requests by the value of a header, such as an API key:
