@@ -1,0 +1,92 @@
+// Package echo mounts a [ratelimit.Limiter] in an Echo server, and lets
+// Echo's own middleware.RateLimiter use any [ratelimit.Store].
+//
+//	limiter, _ := ratelimit.New(store, ratelimit.PerMinute(100))
+//	e.Use(echolimit.Middleware(limiter))
+package echo
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/ratelimit-go/ratelimit"
+)
+
+// Option configures [Middleware].
+type Option func(*config)
+
+type config struct {
+	skipper middleware.Skipper
+	key     func(echo.Context) (string, error)
+}
+
+// WithSkipper exempts the requests for which skipper returns true, after
+// Echo's convention; the default skips none.
+func WithSkipper(skipper middleware.Skipper) Option {
+	return func(c *config) { c.skipper = skipper }
+}
+
+// KeyFromContext keys requests with f, which may read what earlier
+// middleware set on the echo.Context, such as a user id from c.Get. An error
+// from f is answered as the limiter answers a KeyFunc's error.
+func KeyFromContext(f func(c echo.Context) (string, error)) Option {
+	return func(c *config) { c.key = f }
+}
+
+// Middleware returns an echo.MiddlewareFunc that admits requests through
+// l. A denied request gets the limiter's 429 and the next handler does not
+// run.
+func Middleware(l *ratelimit.Limiter, opts ...Option) echo.MiddlewareFunc {
+	cfg := config{skipper: middleware.DefaultSkipper}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if cfg.skipper != nil && cfg.skipper(c) {
+				return next(c)
+			}
+			var admitted bool
+			if cfg.key == nil {
+				admitted = l.Admit(c.Response(), c.Request())
+			} else {
+				admitted = l.AdmitFunc(c.Response(), c.Request(), func(*http.Request) (string, error) { return cfg.key(c) })
+			}
+			if !admitted {
+				return nil // the limiter wrote the response
+			}
+			return next(c)
+		}
+	}
+}
+
+// RateLimiterStore lets Echo's own middleware.RateLimiter keep its budgets
+// in any [ratelimit.Store], such as Redis:
+//
+//	e.Use(middleware.RateLimiter(echolimit.NewRateLimiterStore(store, ratelimit.PerMinute(100))))
+//
+// Echo's interface has no context and no headers; prefer [Middleware] where
+// you can.
+type RateLimiterStore struct {
+	store ratelimit.Store
+	limit ratelimit.Limit
+}
+
+var _ middleware.RateLimiterStore = (*RateLimiterStore)(nil)
+
+// NewRateLimiterStore returns a RateLimiterStore that takes one token per
+// request from store under limit.
+func NewRateLimiterStore(store ratelimit.Store, limit ratelimit.Limit) *RateLimiterStore {
+	return &RateLimiterStore{store: store, limit: limit}
+}
+
+// Allow implements middleware.RateLimiterStore: it takes one token from
+// identifier's budget. Its errors are the store's (and ErrInvalidLimit for a
+// bad limit or ErrEmptyKey for an empty identifier).
+func (s *RateLimiterStore) Allow(identifier string) (bool, error) {
+	res, err := s.store.AllowN(context.Background(), identifier, s.limit, 1)
+	return res.Allowed, err
+}

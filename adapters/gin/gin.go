@@ -1,0 +1,75 @@
+// Package gin mounts a [ratelimit.Limiter] in a Gin engine.
+//
+//	limiter, _ := ratelimit.New(store, ratelimit.PerMinute(100))
+//	engine.Use(ginlimit.Middleware(limiter))
+//
+// A denied request gets the limiter's 429 and the chain is aborted: the
+// handlers after the middleware do not run.
+package gin
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/ratelimit-go/ratelimit"
+)
+
+// Option configures [Middleware].
+type Option func(*config)
+
+type config struct {
+	key func(*gin.Context) (string, error)
+}
+
+// KeyFromContext keys requests with f, which may read what earlier
+// handlers set on the gin.Context, such as a user id from c.GetString. An
+// error from f is answered as the limiter answers a KeyFunc's error (400,
+// or the status of a [ratelimit.MissingKeyError]).
+func KeyFromContext(f func(c *gin.Context) (string, error)) Option {
+	return func(cfg *config) { cfg.key = f }
+}
+
+// KeyByFullPath keys requests by gin's matched route (c.FullPath(), such as
+// "/items/:id"), falling back to the URL path when no route matched.
+func KeyByFullPath() Option {
+	return KeyFromContext(func(c *gin.Context) (string, error) {
+		if p := c.FullPath(); p != "" {
+			return "route:" + p, nil
+		}
+		return "route:" + c.Request.URL.Path, nil
+	})
+}
+
+// KeyByClientIP keys requests by gin's c.ClientIP(). Gin trusts
+// X-Forwarded-For from every proxy until engine.SetTrustedProxies is called,
+// so any client could then pick its own key: call SetTrustedProxies (or
+// SetTrustedProxies(nil)) first, or keep the limiter's own
+// [ratelimit.KeyByIP], which trusts no header unless told.
+func KeyByClientIP() Option {
+	return KeyFromContext(func(c *gin.Context) (string, error) {
+		return "ip:" + c.ClientIP(), nil
+	})
+}
+
+// Middleware returns a gin.HandlerFunc that admits requests through l and
+// aborts the chain of those it denies.
+func Middleware(l *ratelimit.Limiter, opts ...Option) gin.HandlerFunc {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return func(c *gin.Context) {
+		var admitted bool
+		if cfg.key == nil {
+			admitted = l.Admit(c.Writer, c.Request)
+		} else {
+			admitted = l.AdmitFunc(c.Writer, c.Request, func(*http.Request) (string, error) { return cfg.key(c) })
+		}
+		if !admitted {
+			c.Abort()
+			return
+		}
+		c.Next()
+	}
+}
