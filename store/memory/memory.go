@@ -47,9 +47,10 @@ type cell struct {
 type shard struct {
 	mu    sync.Mutex
 	cells table
-	max   int      // most keys this shard may hold; 0 means no bound
-	exps  []int64  // scratch space for eviction
-	_     [64]byte // keep hot locks on separate cache lines
+	logs  map[uint64]*slidingLog // the logs of SlidingLog keys, beside their cells
+	max   int                    // most keys this shard may hold; 0 means no bound
+	exps  []int64                // scratch space for eviction
+	_     [64]byte               // keep hot locks on separate cache lines
 }
 
 // defaultShards is the number of shards of an unbounded store.
@@ -109,7 +110,17 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 	if found {
 		c = sh.cells.slots[i].c
 	}
-	c, res := decide(c, !found, now, limit, n)
+	var res ratelimit.Result
+	switch limit.Algorithm {
+	case ratelimit.FixedWindow:
+		c, res = fixedWindow(c, !found, now, limit, n)
+	case ratelimit.SlidingWindow:
+		c, res = slidingWindow(c, !found, now, limit, n)
+	case ratelimit.SlidingLog:
+		c, res = sh.takeLog(h, found, now, limit, n)
+	default:
+		c, res = takeTokens(c, !found, now, limit, n)
+	}
 	switch {
 	case !res.Allowed || n == 0:
 	case found:
@@ -123,12 +134,21 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 	return res, nil
 }
 
-// decide runs limit's algorithm on one key's state.
-func decide(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cell, ratelimit.Result) {
-	switch l.Algorithm {
-	default:
-		return takeTokens(c, fresh, now, l, n)
+// takeLog runs the sliding log of key h, creating the log only when a
+// request is admitted into it.
+func (sh *shard) takeLog(h uint64, found bool, now int64, l ratelimit.Limit, n int) (cell, ratelimit.Result) {
+	g := sh.logs[h]
+	if !found || g == nil {
+		g = &slidingLog{}
 	}
+	exp, res := takeLog(g, now, l, n)
+	if res.Allowed && n > 0 {
+		if sh.logs == nil {
+			sh.logs = make(map[uint64]*slidingLog)
+		}
+		sh.logs[h] = g
+	}
+	return cell{exp: exp}, res
 }
 
 // hash identifies key under algorithm a; each algorithm has its own keys.

@@ -35,7 +35,20 @@ func (sh *shard) sweep(now int64) {
 
 // dropIdle deletes the keys whose state equals a new key's: nothing is lost.
 func (sh *shard) dropIdle(now int64) {
-	sh.cells.deleteIf(func(c cell) bool { return c.exp <= now })
+	sh.deleteIf(func(c cell) bool { return c.exp <= now })
+}
+
+// deleteIf deletes the keys whose cell satisfies drop, with their logs.
+func (sh *shard) deleteIf(drop func(cell) bool) {
+	sh.cells.deleteIf(func(h uint64, c cell) bool {
+		if !drop(c) {
+			return false
+		}
+		if len(sh.logs) > 0 {
+			delete(sh.logs, h)
+		}
+		return true
+	})
 }
 
 // makeRoom makes room for one new key in a full shard, under its lock, and
@@ -61,7 +74,7 @@ func (sh *shard) makeRoom(now int64) bool {
 	}
 	slices.Sort(sh.exps)
 	threshold := sh.exps[batch-1]
-	sh.cells.deleteIf(func(c cell) bool {
+	sh.deleteIf(func(c cell) bool {
 		if batch == 0 || c.exp > threshold {
 			return false
 		}

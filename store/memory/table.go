@@ -61,9 +61,9 @@ func (t *table) deleteAt(i int) {
 }
 
 // deleteIf deletes every key whose cell satisfies drop.
-func (t *table) deleteIf(drop func(cell) bool) {
+func (t *table) deleteIf(drop func(h uint64, c cell) bool) {
 	for i := 0; i < len(t.slots); {
-		if s := &t.slots[i]; s.h != 0 && drop(s.c) {
+		if s := &t.slots[i]; s.h != 0 && drop(s.h, s.c) {
 			t.deleteAt(i) // a later slot may have moved into i: look again
 			continue
 		}

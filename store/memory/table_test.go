@@ -31,7 +31,7 @@ func TestTableMatchesMap(t *testing.T) {
 			ref[h] = c
 		}
 		if step%50 == 0 {
-			tb.deleteIf(func(c cell) bool { return c.exp%7 == 0 })
+			tb.deleteIf(func(_ uint64, c cell) bool { return c.exp%7 == 0 })
 			for h, c := range ref {
 				if c.exp%7 == 0 {
 					delete(ref, h)

@@ -15,6 +15,12 @@ import (
 var (
 	//go:embed bucket.lua
 	bucketLua string
+	//go:embed window.lua
+	windowLua string
+	//go:embed swindow.lua
+	slidingWindowLua string
+	//go:embed log.lua
+	logLua string
 )
 
 type script struct {
@@ -25,5 +31,8 @@ type script struct {
 
 // scripts is indexed by ratelimit.Algorithm.
 var scripts = [...]script{
-	ratelimit.TokenBucket: {"bucket.lua", "tb:", goredis.NewScript(bucketLua)},
+	ratelimit.TokenBucket:   {"bucket.lua", "tb:", goredis.NewScript(bucketLua)},
+	ratelimit.FixedWindow:   {"window.lua", "fw:", goredis.NewScript(windowLua)},
+	ratelimit.SlidingWindow: {"swindow.lua", "sw:", goredis.NewScript(slidingWindowLua)},
+	ratelimit.SlidingLog:    {"log.lua", "sl:", goredis.NewScript(logLua)},
 }

@@ -33,6 +33,8 @@ type env struct {
 	// exact is true under a controlled clock: durations can be checked to
 	// the millisecond and time stands still between calls.
 	exact bool
+	// algo is the algorithm of a case that runs once for each.
+	algo ratelimit.Algorithm
 }
 
 // allow calls AllowN with a background context and fails the test on error.
@@ -81,7 +83,27 @@ type testCase struct {
 	// clock is set for cases that need a controlled clock, realTime for
 	// those that measure the store's own clock.
 	clock, realTime bool
-	run             func(e *env)
+	// everyAlgorithm runs the case once per algorithm, with env.algo set.
+	everyAlgorithm bool
+	run            func(e *env)
+}
+
+var algorithms = []ratelimit.Algorithm{ratelimit.TokenBucket, ratelimit.FixedWindow, ratelimit.SlidingWindow, ratelimit.SlidingLog}
+
+// runCase runs c in t, once per algorithm if it asks for that; newEnv
+// makes the env of one run.
+func runCase(t *testing.T, c testCase, newEnv func(t *testing.T) *env) {
+	if !c.everyAlgorithm {
+		t.Run(c.name, func(t *testing.T) { c.run(newEnv(t)) })
+		return
+	}
+	for _, a := range algorithms {
+		t.Run(a.String()+"/"+c.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.algo = a
+			c.run(e)
+		})
+	}
 }
 
 // Run runs the conformance suite against stores made by newStore, each case
@@ -92,8 +114,8 @@ func Run(t *testing.T, newStore func(t *testing.T) ratelimit.Store) {
 		if c.clock {
 			continue
 		}
-		t.Run(c.name, func(t *testing.T) {
-			c.run(&env{t: t, store: newStore(t), wait: time.Sleep})
+		runCase(t, c, func(t *testing.T) *env {
+			return &env{t: t, store: newStore(t), wait: time.Sleep}
 		})
 	}
 }
@@ -104,44 +126,55 @@ func Run(t *testing.T, newStore func(t *testing.T) ratelimit.Store) {
 // the suite sets it before the first call and moves it only forward, except
 // in the case that checks a clock going back.
 func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, func(time.Time))) {
-	// An hour ahead: a store that expires keys on its server's clock at an
-	// instant of the store's clock (Redis PEXPIREAT) keeps them while the
-	// suite runs.
-	start := time.Now().Truncate(time.Second).Add(time.Hour)
+	// Over an hour ahead: a store that expires keys on its server's clock at
+	// an instant of the store's clock (Redis PEXPIREAT) keeps them while the
+	// suite runs. A minute into an hour: the window cases start well inside
+	// a window.
+	start := time.Now().Truncate(time.Hour).Add(time.Hour + time.Minute)
 	for _, c := range cases() {
 		if c.realTime {
 			continue
 		}
-		t.Run(c.name, func(t *testing.T) {
+		runCase(t, c, func(t *testing.T) *env {
 			store, set := newStore(t)
 			var mu sync.Mutex
 			now := start
 			set(now)
-			c.run(&env{t: t, store: store, exact: true, wait: func(d time.Duration) {
+			return &env{t: t, store: store, exact: true, wait: func(d time.Duration) {
 				mu.Lock()
 				defer mu.Unlock()
 				now = now.Add(d)
 				set(now)
-			}})
+			}}
 		})
 	}
-	t.Run("decisions equal golang.org/x/time/rate", func(t *testing.T) {
+	t.Run("token bucket/decisions equal golang.org/x/time/rate", func(t *testing.T) {
 		store, set := newStore(t)
 		n := differential(t, store, set, start, 10, 1000)
 		t.Logf("compared %d decisions", n)
 	})
+	for _, a := range algorithms[1:] {
+		t.Run(a.String()+"/decisions equal a brute-force model", func(t *testing.T) {
+			store, set := newStore(t)
+			n := windowOracle(t, store, set, start, a, 10, 500)
+			t.Logf("compared %d decisions", n)
+		})
+	}
 }
 
 func cases() []testCase {
 	return []testCase{
-		{name: "a new key starts full and denies past its burst", run: startsFull},
+		{name: "a new key starts full and denies past its capacity", everyAlgorithm: true, run: startsFull},
 		{name: "burst 0 means rate", run: burstDefaultsToRate},
-		{name: "a cost above one takes that many and a denied request takes nothing", run: costs},
-		{name: "n zero reports without taking", run: reportsOnly},
-		{name: "keys are independent", run: keysIndependent},
+		{name: "a cost above one takes that many and a denied request takes nothing", everyAlgorithm: true, run: costs},
+		{name: "n zero reports without taking", everyAlgorithm: true, run: reportsOnly},
+		{name: "keys are independent", everyAlgorithm: true, run: keysIndependent},
+		{name: "algorithms keep separate budgets for one key", run: algorithmsSeparate},
 		{name: "bad input is an error", run: badInput},
-		{name: "a done context is an error", run: doneContext},
-		{name: "concurrent callers never take more than the capacity", run: concurrentCapacity},
+		{name: "a done context is an error", everyAlgorithm: true, run: doneContext},
+		{name: "concurrent callers never take more than the capacity", everyAlgorithm: true, run: concurrentCapacity},
+		{name: "the fixed window admits twice its rate across a window edge, the others do not", clock: true, run: boundaryBurst},
+		{name: "a window refills when it has passed", clock: true, everyAlgorithm: true, run: windowRefill},
 		{name: "a denied request passes after RetryAfter", run: passesAfterRetry},
 		{name: "32 goroutines on one key admit the burst plus the refill", realTime: true, run: hammer},
 		{name: "a client calling faster than the refill is not starved", realTime: true, run: frequentCaller},
@@ -151,20 +184,31 @@ func cases() []testCase {
 	}
 }
 
-// slow is a limit that refills nothing noticeable during a test.
+// slow is a token-bucket limit that refills nothing noticeable during a
+// test.
 func slow(burst int) ratelimit.Limit { return ratelimit.PerHour(1).WithBurst(burst) }
 
+// slowLimit is a limit of e's algorithm with the given capacity that
+// refills nothing during a test: a token an hour, or windows of a day.
+func (e *env) slowLimit(capacity int) ratelimit.Limit {
+	if e.algo == ratelimit.TokenBucket {
+		return slow(capacity)
+	}
+	return ratelimit.Limit{Rate: capacity, Period: 24 * time.Hour, Algorithm: e.algo}
+}
+
 func startsFull(e *env) {
-	l := slow(5)
+	l := e.slowLimit(5)
 	for i := 4; i >= 0; i-- {
 		e.expect("k", l, 1, true, i)
 	}
 	res := e.expect("k", l, 1, false, 0)
-	if res.RetryAfter > time.Hour {
-		e.t.Fatalf("RetryAfter = %v, want at most one token's refill, 1h", res.RetryAfter)
+	full := 5 * time.Hour // the token bucket's
+	if e.algo != ratelimit.TokenBucket {
+		full = 48 * time.Hour // at most the end of the next window
 	}
-	if res.ResetAfter > 5*time.Hour || res.ResetAfter < 5*time.Hour-time.Minute {
-		e.t.Fatalf("ResetAfter = %v, want about 5h", res.ResetAfter)
+	if res.RetryAfter > full || res.ResetAfter > full || res.ResetAfter < res.RetryAfter {
+		e.t.Fatalf("RetryAfter = %v, ResetAfter = %v; want 0 < RetryAfter <= ResetAfter <= %v", res.RetryAfter, res.ResetAfter, full)
 	}
 }
 
@@ -176,7 +220,7 @@ func burstDefaultsToRate(e *env) {
 }
 
 func costs(e *env) {
-	l := slow(5)
+	l := e.slowLimit(5)
 	e.expect("k", l, 3, true, 2)
 	e.expect("k", l, 3, false, 2)
 	e.expect("k", l, 2, true, 0)
@@ -184,7 +228,7 @@ func costs(e *env) {
 }
 
 func reportsOnly(e *env) {
-	l := slow(3)
+	l := e.slowLimit(3)
 	e.expect("k", l, 0, true, 3) // a new key, not created
 	e.expect("k", l, 1, true, 2)
 	e.expect("k", l, 0, true, 2)
@@ -197,7 +241,7 @@ func reportsOnly(e *env) {
 }
 
 func keysIndependent(e *env) {
-	l := slow(2)
+	l := e.slowLimit(2)
 	e.expect("a", l, 2, true, 0)
 	e.expect("a", l, 1, false, 0)
 	e.expect("b", l, 1, true, 1)
@@ -220,6 +264,8 @@ func badInput(e *env) {
 		{"negative burst", "k", ok.WithBurst(-1), 1, ratelimit.ErrInvalidLimit},
 		{"unknown algorithm", "k", ok.WithAlgorithm(ratelimit.SlidingLog + 1), 1, ratelimit.ErrInvalidLimit},
 		{"negative algorithm", "k", ok.WithAlgorithm(-1), 1, ratelimit.ErrInvalidLimit},
+		{"sliding log rate above its bound", "k", ratelimit.Limit{Rate: ratelimit.MaxSlidingLogRate + 1, Period: time.Hour, Algorithm: ratelimit.SlidingLog}, 1, ratelimit.ErrInvalidLimit},
+		{"cost above a window's rate", "k", ok.WithBurst(50).WithAlgorithm(ratelimit.FixedWindow), 11, ratelimit.ErrCostExceedsCapacity},
 		{"negative cost", "k", ok, -1, ratelimit.ErrInvalidCost},
 		{"cost above burst", "k", ok.WithBurst(3), 4, ratelimit.ErrCostExceedsCapacity},
 		{"cost above rate", "k", ok, 11, ratelimit.ErrCostExceedsCapacity},
@@ -238,15 +284,15 @@ func badInput(e *env) {
 func doneContext(e *env) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := e.store.AllowN(ctx, "k", slow(1), 1); !errors.Is(err, context.Canceled) {
+	if _, err := e.store.AllowN(ctx, "k", e.slowLimit(1), 1); !errors.Is(err, context.Canceled) {
 		e.t.Fatalf("AllowN with a cancelled context: error = %v, want context.Canceled", err)
 	}
-	e.expect("k", slow(1), 1, true, 0) // the cancelled call took nothing
+	e.expect("k", e.slowLimit(1), 1, true, 0) // the cancelled call took nothing
 }
 
 func concurrentCapacity(e *env) {
 	const workers, calls, burst = 16, 20, 50
-	l := slow(burst)
+	l := e.slowLimit(burst)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	admitted, failures := 0, []error{}
@@ -341,20 +387,40 @@ func clockBack(e *env) {
 }
 
 // hammer: 32 goroutines on one key for 2 s at 50/s, burst 10, admit
-// 10 + 50·t, within 2.
+// 10 + 50·t, within 2, where t is the time from the first decision to the
+// last. The decisions happen somewhere inside their calls, so t lies between
+// (last start − first end) and (last end − first start): the bound takes
+// both ends.
 func hammer(e *env) {
 	const workers = 32
 	l := ratelimit.PerSecond(50).WithBurst(10)
 	var admitted, failed atomic.Int64
+	var mu sync.Mutex
+	var firstStart, firstEnd, lastStart, lastEnd time.Time
 	var wg sync.WaitGroup
-	start := time.Now()
-	stop := start.Add(2 * time.Second)
+	stop := time.Now().Add(2 * time.Second)
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(stop) {
+				begin := time.Now()
 				res, err := e.store.AllowN(context.Background(), "k", l, 1)
+				end := time.Now()
+				mu.Lock()
+				if firstStart.IsZero() || begin.Before(firstStart) {
+					firstStart = begin
+				}
+				if firstEnd.IsZero() || end.Before(firstEnd) {
+					firstEnd = end
+				}
+				if begin.After(lastStart) {
+					lastStart = begin
+				}
+				if end.After(lastEnd) {
+					lastEnd = end
+				}
+				mu.Unlock()
 				switch {
 				case err != nil:
 					failed.Add(1)
@@ -365,13 +431,14 @@ func hammer(e *env) {
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start).Seconds()
 	if f := failed.Load(); f > 0 {
 		e.t.Fatalf("%d calls failed", f)
 	}
-	want := 10 + 50*elapsed
-	if got := float64(admitted.Load()); math.Abs(got-want) > 2 {
-		e.t.Fatalf("admitted %v in %.3fs, want 10 + 50·t = %.1f ± 2", got, elapsed, want)
+	low := 10 + 50*lastStart.Sub(firstEnd).Seconds()
+	high := 10 + 50*lastEnd.Sub(firstStart).Seconds()
+	if got := float64(admitted.Load()); got < math.Floor(low)-2 || got > high+2 {
+		e.t.Fatalf("admitted %v, want 10 + 50·t ± 2 with t between %v and %v: %.1f to %.1f",
+			got, lastStart.Sub(firstEnd), lastEnd.Sub(firstStart), low-2, high+2)
 	}
 }
 
@@ -394,5 +461,53 @@ func frequentCaller(e *env) {
 	want := 10 + 10*elapsed
 	if got := float64(admitted); math.Abs(got-want) > 2 {
 		e.t.Fatalf("admitted %v in %.3fs, want 10 + 10·t = %.1f ± 2", got, elapsed, want)
+	}
+}
+
+func algorithmsSeparate(e *env) {
+	for _, a := range algorithms {
+		e.algo = a
+		e.expect("shared", e.slowLimit(1), 1, true, 0)
+	}
+}
+
+// boundaryBurst: 10 per second taken just before a window edge and again
+// just after it.
+func boundaryBurst(e *env) {
+	limits := []struct {
+		l           ratelimit.Limit
+		secondBurst bool
+	}{
+		{ratelimit.Limit{Rate: 10, Period: time.Second, Algorithm: ratelimit.FixedWindow}, true},
+		{ratelimit.Limit{Rate: 10, Period: time.Second, Algorithm: ratelimit.SlidingWindow}, false},
+		{ratelimit.Limit{Rate: 10, Period: time.Second, Algorithm: ratelimit.SlidingLog}, false},
+		{ratelimit.PerSecond(10), false},
+	}
+	// The suite's clock starts on a whole second: move to 1 ms before the next.
+	e.wait(999 * time.Millisecond)
+	for _, tt := range limits {
+		e.expect(tt.l.Algorithm.String(), tt.l, 10, true, 0)
+	}
+	e.wait(time.Millisecond) // the window edge
+	for _, tt := range limits {
+		if got := e.allow(tt.l.Algorithm.String(), tt.l, 10).Allowed; got != tt.secondBurst {
+			e.t.Errorf("%v: a second burst of 10 within 2 ms admitted = %v, want %v", tt.l, got, tt.secondBurst)
+		}
+	}
+}
+
+// windowRefill: a spent key waits RetryAfter and passes again; a full
+// period later it is back to its whole budget.
+func windowRefill(e *env) {
+	l := ratelimit.Limit{Rate: 3, Period: time.Minute, Algorithm: e.algo}
+	e.expect("k", l, 3, true, 0)
+	res := e.expect("k", l, 1, false, 0)
+	e.wait(res.RetryAfter)
+	if !e.allow("k", l, 1).Allowed {
+		e.t.Fatalf("denied once RetryAfter %v had passed", res.RetryAfter)
+	}
+	e.wait(2 * time.Minute)
+	if res := e.expect("k", l, 0, true, 3); res.ResetAfter != 0 {
+		e.t.Fatalf("ResetAfter of a key two periods idle = %v, want 0", res.ResetAfter)
 	}
 }

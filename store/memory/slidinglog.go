@@ -1,0 +1,76 @@
+package memory
+
+import (
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+)
+
+// slidingLog is one key's log of admitted requests within the trailing
+// period, oldest first, in a ring. It holds at most Rate entries (each
+// request takes at least one token), so at most 16·Rate bytes and never
+// more than 16·ratelimit.MaxSlidingLogRate.
+type slidingLog struct {
+	ring        []logEntry // len is the ring's capacity
+	head, count int
+	sum         int64 // tokens in the log
+}
+
+type logEntry struct {
+	at int64 // Unix ns
+	n  int64
+}
+
+func (g *slidingLog) at(i int) *logEntry { return &g.ring[(g.head+i)%len(g.ring)] }
+
+func (g *slidingLog) push(e logEntry) {
+	if g.count == len(g.ring) {
+		ring := make([]logEntry, max(4, 2*len(g.ring)))
+		for i := range g.count {
+			ring[i] = *g.at(i)
+		}
+		g.ring, g.head = ring, 0
+	}
+	*g.at(g.count) = e
+	g.count++
+	g.sum += e.n
+}
+
+// takeLog is the sliding log: at most Rate tokens within any trailing
+// period (now − Period, now]. It returns the cell's new expiry, when the
+// newest entry leaves the window. store/redis/log.lua mirrors it.
+func takeLog(g *slidingLog, now int64, l ratelimit.Limit, n int) (int64, ratelimit.Result) {
+	period := int64(l.Period)
+	if g.count > 0 {
+		now = max(now, g.at(g.count-1).at) // keep the log in time order
+	}
+	for g.count > 0 && g.at(0).at <= now-period {
+		g.sum -= g.at(0).n
+		g.head = (g.head + 1) % len(g.ring)
+		g.count--
+	}
+	res := ratelimit.Result{Limit: l}
+	if g.sum+int64(n) <= int64(l.Rate) {
+		res.Allowed = true
+		if n > 0 {
+			g.push(logEntry{at: now, n: int64(n)})
+		}
+	} else {
+		// Wait until enough of the oldest entries have left.
+		need := g.sum + int64(n) - int64(l.Rate)
+		for i := 0; ; i++ {
+			e := g.at(i)
+			if need -= e.n; need <= 0 {
+				res.RetryAfter = time.Duration(e.at + period - now)
+				break
+			}
+		}
+	}
+	res.Remaining = l.Rate - int(g.sum)
+	exp := now
+	if g.count > 0 {
+		exp = g.at(g.count-1).at + period
+		res.ResetAfter = time.Duration(exp - now)
+	}
+	return exp, res
+}
