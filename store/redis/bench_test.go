@@ -161,3 +161,25 @@ func benchKeyNames() []string {
 	}
 	return keys
 }
+
+// BenchmarkAlgorithm is AllowN on 10,000 keys for each algorithm, from 64
+// goroutines, with the server's time per decision.
+func BenchmarkAlgorithm(b *testing.B) {
+	c := benchClient(b)
+	s := redisstore.New(c, redisstore.WithPrefix("bench:"))
+	ctx := context.Background()
+	keys := benchKeyNames()
+	for _, a := range algorithms {
+		b.Run(a.String(), func(b *testing.B) {
+			l := ratelimit.Limit{Rate: 10_000, Period: time.Second, Algorithm: a}
+			done := serverTime(b, c)
+			b.ReportAllocs()
+			parallel(b, 64, func(i int64) error {
+				_, err := s.AllowN(ctx, keys[i%benchKeys], l, 1)
+				return err
+			})
+			b.StopTimer()
+			done()
+		})
+	}
+}
