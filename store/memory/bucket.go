@@ -37,16 +37,15 @@ func takeTokens(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cell, 
 	// x/time/rate admits when the wait for the missing part truncates to 0 ns.
 	if left >= 0 || (-left/rate)*1e9 < 1 {
 		res.Allowed = true
-		if n > 0 {
-			c = cell{x: left, at: now}
-			c.exp = now + int64(ceilDuration(burst-left, rate)+expiryMargin)
-		}
 		tokens = left
 	} else {
 		res.RetryAfter = ceilDuration(-left, rate)
 	}
 	res.Remaining = floorTokens(tokens)
 	res.ResetAfter = ceilDuration(burst-tokens, rate)
+	if res.Allowed && n > 0 {
+		c = cell{x: tokens, at: now, exp: now + int64(res.ResetAfter+expiryMargin)}
+	}
 	return c, res
 }
 

@@ -14,11 +14,7 @@ type config struct {
 // WithClock makes the store read the time from now instead of time.Now, for
 // tests. A nil now means time.Now.
 func WithClock(now func() time.Time) Option {
-	return func(c *config) {
-		if now != nil {
-			c.now = now
-		}
-	}
+	return func(c *config) { c.now = now }
 }
 
 // WithMaxKeys bounds the number of keys the store holds, so that a flood of

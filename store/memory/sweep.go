@@ -16,7 +16,7 @@ func (s *Store) sweepLoop(interval time.Duration) {
 		case <-s.done:
 			return
 		case <-tick.C:
-			s.shards[i].sweep(s.now().UnixNano())
+			s.shards[i].sweep(s.now())
 		}
 	}
 }
