@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -31,6 +32,38 @@ type Store struct {
 	client goredis.Scripter
 	prefix string
 	now    func() time.Time // nil: Redis TIME
+
+	argsMu sync.RWMutex
+	args   map[ratelimit.Limit][3]any // a limit's script arguments, formatted once
+}
+
+// maxCachedLimits bounds the cache of formatted limits, for programs that
+// make limits on the fly.
+const maxCachedLimits = 1024
+
+// limitArgs returns the script arguments that depend only on l: the refill
+// rate per second (as a string, exact), the capacity and the period in µs.
+func (s *Store) limitArgs(l ratelimit.Limit) [3]any {
+	s.argsMu.RLock()
+	a, ok := s.args[l]
+	s.argsMu.RUnlock()
+	if ok {
+		return a
+	}
+	a = [3]any{
+		strconv.FormatFloat(l.PerSecondRate(), 'g', -1, 64),
+		l.Capacity(),
+		int64(l.Period / time.Microsecond),
+	}
+	s.argsMu.Lock()
+	if len(s.args) < maxCachedLimits {
+		if s.args == nil {
+			s.args = make(map[ratelimit.Limit][3]any)
+		}
+		s.args[l] = a
+	}
+	s.argsMu.Unlock()
+	return a
 }
 
 var _ ratelimit.Store = (*Store)(nil)
@@ -60,12 +93,8 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 		return ratelimit.Result{}, ErrNilClient
 	}
 	sc := scripts[limit.Algorithm]
-	args := []any{
-		strconv.FormatFloat(limit.PerSecondRate(), 'g', -1, 64),
-		limit.Capacity(),
-		n,
-		int64(limit.Period / time.Microsecond),
-	}
+	a := s.limitArgs(limit)
+	args := []any{a[0], a[1], n, a[2]}
 	if s.now != nil {
 		args = append(args, s.now().UnixMicro())
 	}
