@@ -1,28 +1,13 @@
--- bucket.lua: the token bucket, one atomic decision per call.
--- Mirrors takeTokens in store/memory/bucket.go line for line, in microseconds,
--- so that both stores decide as golang.org/x/time/rate does.
+-- bucket.lua: the token bucket, one atomic decision per call, after
+-- prelude.lua. Mirrors takeTokens in store/memory/bucket.go line for line, in
+-- microseconds, so that both stores decide as golang.org/x/time/rate does.
 --
 -- KEYS[1]  the key's HASH: tokens (a float, as a string) and ts (last update, µs)
--- ARGV[1]  refill rate in tokens per second (a float, as a string)
--- ARGV[2]  capacity (burst)
--- ARGV[3]  cost n
--- ARGV[4]  period in µs (unused here; the window scripts need it)
--- ARGV[5]  optional: the app's clock in µs since the epoch; absent: Redis TIME
--- Returns {allowed (0|1), remaining, retry-after µs, reset-after µs}, integers
--- only, because Redis truncates Lua numbers.
-local rate = tonumber(ARGV[1])
-local burst = tonumber(ARGV[2])
-local n = tonumber(ARGV[3])
-local now = tonumber(ARGV[5])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
 
 local s = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
 local tokens, last = tonumber(s[1]), tonumber(s[2])
 if not tokens or not last then
-  tokens, last = burst, now
+  tokens, last = capacity, now
 end
 if now < last then
   last = now
@@ -30,8 +15,8 @@ end
 local e = now - last
 -- time.Duration.Seconds: whole seconds plus the fraction, as Go computes it
 tokens = tokens + (math.floor(e / 1000000) + (e % 1000000) / 1000000) * rate
-if tokens > burst then
-  tokens = burst
+if tokens > capacity then
+  tokens = capacity
 end
 
 local allowed, retry = 0, 0
@@ -42,9 +27,9 @@ if left >= 0 or (-left / rate) * 1e9 < 1 then
   tokens = left
   if n > 0 then
     -- expire 1 ms after the bucket is full again: an expired key is a full one
-    local full = now + math.ceil((burst - left) / rate * 1000000)
+    local full = now + math.ceil((capacity - left) / rate * 1000000)
     redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', left), 'ts', string.format('%.0f', now))
-    redis.call('PEXPIREAT', KEYS[1], string.format('%.0f', math.ceil(full / 1000) + 1))
+    redis.call('PEXPIRE', KEYS[1], string.format('%.0f', math.ceil((full - now) / 1000) + 1 + slack))
   end
 else
   retry = math.ceil(-left / rate * 1000000)
@@ -55,7 +40,7 @@ if tokens >= 1 then
   remaining = math.floor(tokens)
 end
 local reset = 0
-if tokens < burst then
-  reset = math.ceil((burst - tokens) / rate * 1000000)
+if tokens < capacity then
+  reset = math.ceil((capacity - tokens) / rate * 1000000)
 end
 return {allowed, remaining, retry, reset}

@@ -1,24 +1,13 @@
--- log.lua: the sliding log, one atomic decision per call. Mirrors takeLog in
--- store/memory/slidinglog.go, in microseconds: at most Rate tokens within any
--- trailing period (now - period, now].
+-- log.lua: the sliding log, one atomic decision per call, after prelude.lua.
+-- Mirrors takeLog in store/memory/slidinglog.go, in microseconds: at most
+-- Rate tokens within any trailing period (now - period, now].
 --
 -- KEYS[1]  a ZSET of admitted requests: score = time (µs), member =
 --          "C:n", C the running total of tokens admitted, zero-padded, so
 --          members never collide, even within one microsecond
--- ARGV[2]  Rate; ARGV[3] cost n; ARGV[4] period in µs
--- ARGV[5]  optional: the app's clock in µs since the epoch; absent: Redis TIME
--- Returns {allowed (0|1), remaining, retry-after µs, reset-after µs}.
-local key = KEYS[1]
-local rate = tonumber(ARGV[2])
-local n = tonumber(ARGV[3])
-local period = tonumber(ARGV[4])
-local now = tonumber(ARGV[5])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
 
-local total, newest = 0, nil
+local key = KEYS[1]
+local clock, total, newest = now, 0, nil
 local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
 if last[1] then
   total = tonumber(string.match(last[1], '^(%d+)'))
@@ -38,18 +27,18 @@ if first[1] then
 end
 
 local allowed, retry = 0, 0
-if sum + n <= rate then
+if sum + n <= capacity then
   allowed = 1
   if n > 0 then
     total = total + n
     sum = sum + n
     newest = now
     redis.call('ZADD', key, string.format('%.0f', now), string.format('%016.0f:%.0f', total, n))
-    redis.call('PEXPIREAT', key, string.format('%.0f', math.ceil((now + period) / 1000)))
+    redis.call('PEXPIRE', key, string.format('%.0f', math.ceil((now + period - clock) / 1000) + slack))
   end
 else
   -- wait until enough of the oldest entries have left
-  local need = sum + n - rate
+  local need = sum + n - capacity
   local entries = redis.call('ZRANGE', key, 0, need - 1, 'WITHSCORES')
   for i = 1, #entries, 2 do
     need = need - tonumber(string.match(entries[i], ':(%d+)$'))
@@ -63,4 +52,4 @@ local reset = 0
 if sum > 0 then
   reset = newest + period - now
 end
-return {allowed, rate - sum, retry, reset}
+return {allowed, capacity - sum, retry, reset}

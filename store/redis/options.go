@@ -20,8 +20,9 @@ func WithPrefix(prefix string) Option {
 // WithAppClock makes the scripts use the app server's clock, now, instead of
 // Redis TIME: for Redis-compatible services that refuse TIME inside scripts,
 // and for tests. App servers whose clocks disagree then disagree about
-// refills, so TIME, the default, is better wherever it works. A nil now
-// keeps TIME.
+// refills, so TIME, the default, is better wherever it works. Expiries stay
+// relative to the server's clock, with a second more than needed, so an app
+// clock that is off never expires a key early. A nil now keeps TIME.
 func WithAppClock(now func() time.Time) Option {
 	return func(s *Store) { s.now = now }
 }

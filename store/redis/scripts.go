@@ -8,11 +8,14 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 )
 
-// Each algorithm is one Lua script. Each script takes KEYS[1] and
+// Each algorithm is one Lua script: prelude.lua, which reads the arguments
+// and the clock, then the algorithm's own file. Each takes KEYS[1] and
 // ARGV = rate per second, capacity, cost n, period in µs and, optionally, the
 // app's clock in µs, and returns {allowed, remaining, retry-after µs,
 // reset-after µs}.
 var (
+	//go:embed prelude.lua
+	preludeLua string
 	//go:embed bucket.lua
 	bucketLua string
 	//go:embed window.lua
@@ -31,8 +34,8 @@ type script struct {
 
 // scripts is indexed by ratelimit.Algorithm.
 var scripts = [...]script{
-	ratelimit.TokenBucket:   {"bucket.lua", "tb:", goredis.NewScript(bucketLua)},
-	ratelimit.FixedWindow:   {"window.lua", "fw:", goredis.NewScript(windowLua)},
-	ratelimit.SlidingWindow: {"swindow.lua", "sw:", goredis.NewScript(slidingWindowLua)},
-	ratelimit.SlidingLog:    {"log.lua", "sl:", goredis.NewScript(logLua)},
+	ratelimit.TokenBucket:   {"bucket.lua", "tb:", goredis.NewScript(preludeLua + bucketLua)},
+	ratelimit.FixedWindow:   {"window.lua", "fw:", goredis.NewScript(preludeLua + windowLua)},
+	ratelimit.SlidingWindow: {"swindow.lua", "sw:", goredis.NewScript(preludeLua + slidingWindowLua)},
+	ratelimit.SlidingLog:    {"log.lua", "sl:", goredis.NewScript(preludeLua + logLua)},
 }

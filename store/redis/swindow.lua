@@ -1,20 +1,10 @@
--- swindow.lua: the sliding window counter, one atomic decision per call.
--- Mirrors slidingWindow in store/memory/window.go, in microseconds: the
--- estimate prev * (1 - elapsed / period) + curr stays at most Rate.
+-- swindow.lua: the sliding window counter, one atomic decision per call,
+-- after prelude.lua. Mirrors slidingWindow in store/memory/window.go, in
+-- microseconds: the estimate prev * (1 - elapsed / period) + curr stays at
+-- most Rate.
 --
 -- KEYS[1]  a string "start:prev:curr": the start of the current window (µs)
 --          and the counts of the window before it and of it
--- ARGV[2]  Rate; ARGV[3] cost n; ARGV[4] period in µs
--- ARGV[5]  optional: the app's clock in µs since the epoch; absent: Redis TIME
--- Returns {allowed (0|1), remaining, retry-after µs, reset-after µs}.
-local rate = tonumber(ARGV[2])
-local n = tonumber(ARGV[3])
-local period = tonumber(ARGV[4])
-local now = tonumber(ARGV[5])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
 
 local start = now - now % period
 local prev, curr = 0, 0
@@ -32,15 +22,15 @@ local elapsed = now - start
 local weight = 1 - elapsed / period
 
 local allowed, retry = 0, 0
-if prev * weight + curr + n <= rate then
+if prev * weight + curr + n <= capacity then
   allowed = 1
   curr = curr + n
   if n > 0 then
     redis.call('SET', KEYS[1], string.format('%.0f:%.0f:%.0f', start, prev, curr),
-      'PXAT', string.format('%.0f', math.ceil((start + 2 * period) / 1000)))
+      'PX', string.format('%.0f', math.ceil((start + 2 * period - now) / 1000) + slack))
   end
 else
-  local room = rate - curr - n
+  local room = capacity - curr - n
   if room >= 0 and prev > 0 then
     -- later in this window, once prev's share has shrunk enough
     local e = math.ceil(period * (1 - room / prev))
@@ -48,14 +38,14 @@ else
   else
     -- in the next window, where curr becomes prev
     local e = 0
-    if curr > rate - n then
-      e = math.ceil(period * (1 - (rate - n) / curr))
+    if curr > capacity - n then
+      e = math.ceil(period * (1 - (capacity - n) / curr))
     end
     retry = period - elapsed + e
   end
 end
 
-local remaining = math.floor(rate - (prev * weight + curr))
+local remaining = math.floor(capacity - (prev * weight + curr))
 if remaining < 0 then
   remaining = 0
 end

@@ -21,10 +21,7 @@ import (
 // 0..capacity. It returns the number of decisions compared.
 func differential(t *testing.T, store ratelimit.Store, set func(time.Time), start time.Time, timelines, steps int) int {
 	t.Helper()
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, seed>>32))
-	periods := []time.Duration{250 * time.Millisecond, time.Second, 1500 * time.Millisecond, time.Minute}
+	rng := newRand(t)
 	now, compared := start, 0
 	for i := range timelines {
 		l := ratelimit.Limit{
@@ -69,6 +66,16 @@ func differential(t *testing.T, store ratelimit.Store, set func(time.Time), star
 		}
 	}
 	return compared
+}
+
+// periods are the periods the random timelines draw from.
+var periods = []time.Duration{250 * time.Millisecond, time.Second, 1500 * time.Millisecond, time.Minute}
+
+// newRand returns a random source seeded from the clock, and logs the seed.
+func newRand(t *testing.T) *rand.Rand {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	return rand.New(rand.NewPCG(seed, seed>>32))
 }
 
 func logUniform(rng *rand.Rand, lo, hi time.Duration) time.Duration {

@@ -3,7 +3,6 @@ package storetest
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"strconv"
 	"testing"
 	"time"
@@ -91,10 +90,7 @@ func (m *windowModel) worstTrailing() int {
 // It returns the number of decisions compared.
 func windowOracle(t *testing.T, store ratelimit.Store, set func(time.Time), start time.Time, a ratelimit.Algorithm, timelines, steps int) int {
 	t.Helper()
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, seed>>32))
-	periods := []time.Duration{250 * time.Millisecond, time.Second, 1500 * time.Millisecond, time.Minute}
+	rng := newRand(t)
 	now, compared := start, 0
 	for i := range timelines {
 		l := ratelimit.Limit{Rate: 1 + rng.IntN(30), Period: periods[rng.IntN(len(periods))], Algorithm: a}

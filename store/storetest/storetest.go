@@ -126,10 +126,8 @@ func Run(t *testing.T, newStore func(t *testing.T) ratelimit.Store) {
 // the suite sets it before the first call and moves it only forward, except
 // in the case that checks a clock going back.
 func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, func(time.Time))) {
-	// Over an hour ahead: a store that expires keys on its server's clock at
-	// an instant of the store's clock (Redis PEXPIREAT) keeps them while the
-	// suite runs. A minute into an hour: the window cases start well inside
-	// a window.
+	// A minute into the next hour: the window cases start well inside a
+	// window, and on a whole second.
 	start := time.Now().Truncate(time.Hour).Add(time.Hour + time.Minute)
 	for _, c := range cases() {
 		if c.realTime {

@@ -1,0 +1,53 @@
+package memory_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/store/memory"
+)
+
+func ExampleNew() {
+	store := memory.New(memory.WithMaxKeys(1_000_000))
+	defer store.Close()
+
+	res, err := store.AllowN(context.Background(), "client-1", ratelimit.PerSecond(10), 3)
+	fmt.Println(res.Allowed, res.Remaining, err)
+	// Output: true 7 <nil>
+}
+
+// A controlled clock makes refills testable without sleeping.
+func ExampleWithClock() {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	store := memory.New(memory.WithClock(func() time.Time { return now }))
+	defer store.Close()
+	ctx, limit := context.Background(), ratelimit.PerSecond(10).WithBurst(1)
+
+	first, _ := store.AllowN(ctx, "k", limit, 1)
+	second, _ := store.AllowN(ctx, "k", limit, 1)
+	now = now.Add(second.RetryAfter)
+	third, _ := store.AllowN(ctx, "k", limit, 1)
+	fmt.Println(first.Allowed, second.Allowed, second.RetryAfter, third.Allowed)
+	// Output: true false 100ms true
+}
+
+// With a bound, a flood of new keys cannot grow the store past it.
+func ExampleWithMaxKeys() {
+	store := memory.New(memory.WithMaxKeys(100))
+	defer store.Close()
+	for i := range 10_000 {
+		store.AllowN(context.Background(), fmt.Sprint("flood-", i), ratelimit.PerMinute(5), 1)
+	}
+	fmt.Println(store.Len() <= 100)
+	// Output: true
+}
+
+func ExampleWithSweepInterval() {
+	// Visit every key every 10 seconds and drop those whose budget is full.
+	store := memory.New(memory.WithSweepInterval(10 * time.Second))
+	defer store.Close()
+	fmt.Println(store.Len())
+	// Output: 0
+}
