@@ -29,8 +29,9 @@ const (
 	// draft-ietf-httpapi-ratelimit-headers (drafts -08 to -11), as RFC 9651
 	// structured-field lists: `RateLimit-Policy: "name";q=100;w=60` with
 	// q = Rate and w = Period in whole seconds, and `RateLimit: "name";r=42;t=3`
-	// with r = Remaining and t = whole seconds until the budget is full, or
-	// on a 429 until the request could pass (then equal to Retry-After).
+	// with r = Remaining and t = whole seconds, rounded up, until more quota
+	// is available (draft -10): the next token of a token bucket, the end of
+	// a window; on a 429 until the request could pass, equal to Retry-After.
 	HeadersIETF
 	// HeadersBoth writes both of the above.
 	HeadersBoth
@@ -69,7 +70,7 @@ func (v *headerValues) writeHeaders(h http.Header, style HeaderStyle, res Result
 		h[HeaderReset] = vals[1:2:2]
 	}
 	if style == HeadersIETF || style == HeadersBoth {
-		t := reset
+		t := ceilSeconds(untilMoreQuota(res))
 		if !res.Allowed {
 			t = retryAfterSeconds(res.RetryAfter)
 		}
@@ -81,6 +82,21 @@ func (v *headerValues) writeHeaders(h http.Header, style HeaderStyle, res Result
 		vals[3] = strconv.FormatInt(retryAfterSeconds(res.RetryAfter), 10)
 		h[HeaderRetryAfter] = vals[3:4:4]
 	}
+}
+
+// untilMoreQuota is the time until the key's budget grows by one unit, the
+// IETF draft's t: for a token bucket the next token, which comes
+// (capacity − Remaining − 1) tokens' refill before the bucket is full; for
+// the windows, whose Result says less, the time until full, which is never
+// early.
+func untilMoreQuota(res Result) time.Duration {
+	l := res.Limit
+	if l.Algorithm != TokenBucket || res.ResetAfter <= 0 {
+		return res.ResetAfter
+	}
+	missing := l.Capacity() - res.Remaining - 1 // whole tokens after the next one
+	d := res.ResetAfter - time.Duration(float64(missing)/l.PerSecondRate()*float64(time.Second))
+	return max(d, 0)
 }
 
 // ceilSeconds is d in whole seconds, rounded up.

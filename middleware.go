@@ -144,6 +144,9 @@ func (l *Limiter) fail(w http.ResponseWriter, r *http.Request, err error) bool {
 		}
 		return false
 	}
+	if r.Context().Err() != nil {
+		return false // the client is gone: nothing to serve, nothing to report
+	}
 	l.onError(w, r, err)
 	switch {
 	case errors.Is(err, ErrInvalidCost), errors.Is(err, ErrCostExceedsCapacity):

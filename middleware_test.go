@@ -287,12 +287,12 @@ func TestHeaders(t *testing.T) {
 		}},
 		{"IETF", ratelimit.HeadersIETF, [3]map[string]string{
 			{"RateLimit-Policy": `"api";q=3;w=60`, "RateLimit": `"api";r=2;t=20`},
-			{"RateLimit-Policy": `"api";q=3;w=60`, "RateLimit": `"api";r=0;t=60`},
+			{"RateLimit-Policy": `"api";q=3;w=60`, "RateLimit": `"api";r=0;t=20`}, // the next token
 			{"RateLimit-Policy": `"api";q=3;w=60`, "RateLimit": `"api";r=0;t=20`, "Retry-After": "20"},
 		}},
 		{"both", ratelimit.HeadersBoth, [3]map[string]string{
 			{"X-RateLimit-Remaining": "2", "RateLimit": `"api";r=2;t=20`},
-			{"X-RateLimit-Remaining": "0", "RateLimit": `"api";r=0;t=60`},
+			{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "60", "RateLimit": `"api";r=0;t=20`},
 			{"X-RateLimit-Reset": "60", "RateLimit": `"api";r=0;t=20`, "Retry-After": "20"},
 		}},
 		{"none", ratelimit.HeadersNone, [3]map[string]string{
@@ -520,5 +520,17 @@ func TestHeadersAreSetBeforeTheHandlerWrites(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusCreated || resp.Header.Get("X-RateLimit-Remaining") != "4" {
 		t.Fatalf("status %d, X-RateLimit-Remaining %q; want 201, 4", resp.StatusCode, resp.Header.Get("X-RateLimit-Remaining"))
+	}
+}
+
+func TestGoneClientIsNeitherServedNorReported(t *testing.T) {
+	reported := false
+	f := newFixture(t, ratelimit.PerHour(5), ratelimit.WithErrorHandler(func(http.ResponseWriter, *http.Request, error) { reported = true }))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := httptest.NewRequest("GET", "/", nil).WithContext(ctx)
+	f.handler.ServeHTTP(httptest.NewRecorder(), r)
+	if f.served != 0 || reported {
+		t.Fatalf("a request whose client left: served %d times, reported %v; want neither", f.served, reported)
 	}
 }
