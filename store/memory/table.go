@@ -1,11 +1,14 @@
 package memory
 
+import "math/bits"
+
 // table is an open-addressing hash table (linear probing) of cells keyed by
 // their key's hash. Unlike a Go map it finds a key once for both the read
 // and the write of a decision, keeps no pointers (the garbage collector
-// never scans it) and gives memory back when it empties.
+// never scans it) and gives memory back when it empties. It grows by half
+// at a load of 13/16, so its load stays between 13/24 and 13/16.
 type table struct {
-	slots []slot // len is a power of two, or 0
+	slots []slot // any length; 0 before the first key
 	used  int
 }
 
@@ -16,14 +19,28 @@ type slot struct {
 
 const minTableSize = 8
 
+// home is the slot where h's probe run starts. The hash is mixed first:
+// its top bits chose the shard, so they are the same for all keys here.
+func (t *table) home(h uint64) int {
+	hi, _ := bits.Mul64(h*0x9e3779b97f4a7c15, uint64(len(t.slots)))
+	return int(hi)
+}
+
+// next is the slot after i, wrapping around.
+func (t *table) next(i int) int {
+	if i++; i == len(t.slots) {
+		return 0
+	}
+	return i
+}
+
 // find returns the index of h's slot, and whether h is there; when it is
 // not, the index is where insert would put it.
 func (t *table) find(h uint64) (int, bool) {
 	if len(t.slots) == 0 {
 		return -1, false
 	}
-	mask := len(t.slots) - 1
-	for i := int(h) & mask; ; i = (i + 1) & mask {
+	for i := t.home(h); ; i = t.next(i) {
 		switch t.slots[i].h {
 		case h:
 			return i, true
@@ -35,8 +52,8 @@ func (t *table) find(h uint64) (int, bool) {
 
 // insert puts a new key at i, an index that find returned for it.
 func (t *table) insert(i int, h uint64, c cell) {
-	if i < 0 || (t.used+1)*4 > len(t.slots)*3 { // keep the load at most 3/4
-		t.resize(max(minTableSize, 2*len(t.slots)))
+	if i < 0 || (t.used+1)*16 > len(t.slots)*13 {
+		t.resize(max(minTableSize, len(t.slots)+len(t.slots)/2))
 		i, _ = t.find(h)
 	}
 	t.slots[i] = slot{h: h, c: c}
@@ -46,9 +63,8 @@ func (t *table) insert(i int, h uint64, c cell) {
 // deleteAt empties slot i, moving later slots of its probe run back so that
 // no key becomes unreachable (backward-shift deletion).
 func (t *table) deleteAt(i int) {
-	mask := len(t.slots) - 1
-	for j := (i + 1) & mask; t.slots[j].h != 0; j = (j + 1) & mask {
-		home := int(t.slots[j].h) & mask
+	for j := t.next(i); t.slots[j].h != 0; j = t.next(j) {
+		home := t.home(t.slots[j].h)
 		// The slot at j may move to i unless its home lies cyclically in (i, j].
 		if (i <= j && i < home && home <= j) || (i > j && (i < home || home <= j)) {
 			continue
@@ -71,14 +87,11 @@ func (t *table) deleteIf(drop func(h uint64, c cell) bool) {
 	}
 }
 
-// shrink gives memory back once the table is an eighth full.
+// shrink gives memory back once the table is an eighth full, to a size
+// at which it is half full.
 func (t *table) shrink() {
 	if len(t.slots) > minTableSize && t.used*8 < len(t.slots) {
-		size := minTableSize
-		for size*3 < t.used*4*2 { // half of the load bound
-			size *= 2
-		}
-		t.resize(size)
+		t.resize(max(minTableSize, 2*t.used))
 	}
 }
 
