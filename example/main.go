@@ -3,6 +3,7 @@
 //
 //	go run ./example                 # memory store, on :8080
 //	go run ./example -redis localhost:6379
+//	go run ./example -rules example/rules.yaml   # the limits from a YAML file
 //
 //	for i in $(seq 12); do curl -si localhost:8080/ | head -n 1; done
 package main
@@ -17,6 +18,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/rules"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 	redisstore "github.com/ratelimit-go/ratelimit/store/redis"
 )
@@ -24,15 +26,22 @@ import (
 func main() {
 	addr := flag.String("addr", ":8080", "address to serve on")
 	redisAddr := flag.String("redis", "", "Redis host:port; empty: the in-memory store")
+	rulesFile := flag.String("rules", "", "a YAML rules file to take the limits from; empty: the built-in ones")
 	flag.Parse()
 
 	store, storeName := newStore(*redisAddr)
-	mux, err := routes(store)
+	var handler http.Handler
+	var err error
+	if *rulesFile == "" {
+		handler, err = routes(store)
+	} else {
+		handler, err = routesFromFile(store, *rulesFile)
+	}
 	if err != nil {
 		log.Fatal(err)
 	}
 	log.Printf("serving on %s with the %s store: / (10 per minute per IP), /api/ (per X-API-Key, else per IP), /export (costs 5 of 20 per minute)", *addr, storeName)
-	srv := &http.Server{Addr: *addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Addr: *addr, Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 	log.Fatal(srv.ListenAndServe())
 }
 
@@ -72,6 +81,20 @@ func routes(store ratelimit.Store) (*http.ServeMux, error) {
 	mux.Handle("GET /export", export.Handler(text("a,b,c\n")))
 	mux.Handle("GET /healthz", text("ok\n")) // not limited
 	return mux, nil
+}
+
+// routesFromFile serves the same routes, limited by the rules in path.
+func routesFromFile(store ratelimit.Store, path string) (http.Handler, error) {
+	cfg, err := rules.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /{$}", text("hello\n"))
+	mux.Handle("GET /api/", text(`{"items":[]}`+"\n"))
+	mux.Handle("GET /export", text("a,b,c\n"))
+	mux.Handle("GET /healthz", text("ok\n"))
+	return cfg.Handler(store, mux)
 }
 
 func text(body string) http.Handler {

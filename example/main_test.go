@@ -15,6 +15,22 @@ func TestRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkRoutes(t, mux)
+}
+
+// TestRoutesFromFile: rules.yaml gives the same limits as the built-in routes.
+func TestRoutesFromFile(t *testing.T) {
+	store := memory.New()
+	defer store.Close()
+	h, err := routesFromFile(store, "rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRoutes(t, h)
+}
+
+func checkRoutes(t *testing.T, mux http.Handler) {
+	t.Helper()
 	count := func(path string, n int, header map[string]string) (ok, limited int) {
 		for range n {
 			r := httptest.NewRequest("GET", path, nil)
