@@ -98,16 +98,50 @@ func BenchmarkStore(b *testing.B) {
 	keys := benchKeyNames()
 	for _, par := range []int{1, 64} {
 		b.Run("clients="+strconv.Itoa(par), func(b *testing.B) {
-			done := serverTime(b, c)
-			b.ReportAllocs()
-			parallel(b, par, func(i int64) error {
+			measure(b, c, par, func(i int64) error {
 				_, err := s.AllowN(ctx, keys[i%benchKeys], l, 1)
 				return err
 			})
-			b.StopTimer()
-			done()
 		})
 	}
+}
+
+// BenchmarkStoreDenied is AllowN on 10,000 spent keys: every call is
+// denied, which the script decides without writing; the reference script
+// writes on every call (BenchmarkReferenceDenied).
+func BenchmarkStoreDenied(b *testing.B) {
+	c := benchClient(b)
+	s := redisstore.New(c, redisstore.WithPrefix("bench-denied:"))
+	l := ratelimit.PerHour(1)
+	ctx := context.Background()
+	keys := benchKeyNames()
+	for _, k := range keys {
+		s.AllowN(ctx, k, l, 1)
+	}
+	b.ResetTimer()
+	measure(b, c, 64, func(i int64) error {
+		_, err := s.AllowN(ctx, keys[i%benchKeys], l, 1)
+		return err
+	})
+}
+
+func BenchmarkReferenceDenied(b *testing.B) {
+	c := benchClient(b)
+	ctx := context.Background()
+	sha, err := c.ScriptLoad(ctx, referenceLua).Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := benchKeyNames()
+	rate := 1.0 / 3600
+	for _, k := range keys {
+		c.EvalSha(ctx, sha, []string{"ref-denied:" + k}, 1, rate, time.Now().Unix(), 1)
+	}
+	b.ResetTimer()
+	measure(b, c, 64, func(i int64) error {
+		k := "ref-denied:" + keys[i%benchKeys]
+		return c.EvalSha(ctx, sha, []string{k}, 1, rate, time.Now().Unix(), 1).Err()
+	})
 }
 
 func BenchmarkReference(b *testing.B) {
@@ -120,20 +154,21 @@ func BenchmarkReference(b *testing.B) {
 	keys := benchKeyNames()
 	for _, par := range []int{1, 64} {
 		b.Run("clients="+strconv.Itoa(par), func(b *testing.B) {
-			done := serverTime(b, c)
-			b.ReportAllocs()
-			parallel(b, par, func(i int64) error {
+			measure(b, c, par, func(i int64) error {
 				k := "ref:" + keys[i%benchKeys]
 				return c.EvalSha(ctx, sha, []string{k}, 1_000_000, 1_000_000, time.Now().Unix(), 1).Err()
 			})
-			b.StopTimer()
-			done()
 		})
 	}
 }
 
-// parallel runs b.N calls of f from clients goroutines.
-func parallel(b *testing.B, clients int, f func(i int64) error) {
+// measure runs b.N calls of f from clients goroutines, and reports the
+// allocations and the server's time per call.
+func measure(b *testing.B, c *goredis.Client, clients int, f func(i int64) error) {
+	done := serverTime(b, c)
+	defer done()
+	defer b.StopTimer()
+	b.ReportAllocs()
 	var next atomic.Int64
 	if clients == 1 {
 		for i := range b.N {
@@ -172,14 +207,10 @@ func BenchmarkAlgorithm(b *testing.B) {
 	for _, a := range algorithms {
 		b.Run(a.String(), func(b *testing.B) {
 			l := ratelimit.Limit{Rate: 10_000, Period: time.Second, Algorithm: a}
-			done := serverTime(b, c)
-			b.ReportAllocs()
-			parallel(b, 64, func(i int64) error {
+			measure(b, c, 64, func(i int64) error {
 				_, err := s.AllowN(ctx, keys[i%benchKeys], l, 1)
 				return err
 			})
-			b.StopTimer()
-			done()
 		})
 	}
 }
