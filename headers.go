@@ -39,35 +39,53 @@ const (
 	HeadersNone
 )
 
-// headerValues holds the values that never change for a Limiter.
+// headerValues holds the values that never change for a Limiter, and the
+// numbers it writes most, so that a response allocates no header values.
+// The slices are shared by every response: a handler may replace them
+// (Header.Set, Header.Del) but must not assign to their elements.
 type headerValues struct {
-	limit  []string // X-RateLimit-Limit
-	policy []string // RateLimit-Policy
-	name   string   // the policy's structured-field string, quoted
+	limit   []string   // X-RateLimit-Limit
+	policy  []string   // RateLimit-Policy
+	name    string     // the policy's structured-field string, quoted
+	numbers [][]string // numbers[i] is {"i"}
 }
+
+// maxInterned bounds the numbers a Limiter keeps ready-made.
+const maxInterned = 1024
 
 func newHeaderValues(name string, l Limit) headerValues {
 	quoted := strconv.Quote(name) // name is printable ASCII without " or \ (checked)
 	w := int64(math.Ceil(l.Period.Seconds()))
-	return headerValues{
-		limit:  []string{strconv.Itoa(l.Capacity())},
-		policy: []string{quoted + ";q=" + strconv.Itoa(l.Rate) + ";w=" + strconv.FormatInt(w, 10)},
-		name:   quoted,
+	// Remaining goes up to the capacity; Reset and Retry-After up to two
+	// periods (the sliding window's) or the bucket's time to fill.
+	most := max(int64(l.Capacity()), 2*w, ceilSeconds(time.Duration(float64(l.Capacity())/l.PerSecondRate()*float64(time.Second))))
+	numbers := make([][]string, min(most, maxInterned)+1)
+	for i := range numbers {
+		numbers[i] = []string{strconv.Itoa(i)}
 	}
+	return headerValues{
+		limit:   []string{strconv.Itoa(l.Capacity())},
+		policy:  []string{quoted + ";q=" + strconv.Itoa(l.Rate) + ";w=" + strconv.FormatInt(w, 10)},
+		name:    quoted,
+		numbers: numbers,
+	}
+}
+
+// number returns the header value of i.
+func (v *headerValues) number(i int64) []string {
+	if i >= 0 && i < int64(len(v.numbers)) {
+		return v.numbers[i]
+	}
+	return []string{strconv.FormatInt(i, 10)}
 }
 
 // writeHeaders sets the headers of style for res on h.
 func (v *headerValues) writeHeaders(h http.Header, style HeaderStyle, res Result) {
-	// One backing array for all the values of this response.
-	vals := make([]string, 4)
-	remaining := strconv.Itoa(res.Remaining)
 	reset := ceilSeconds(res.ResetAfter)
 	if style == HeadersXRateLimit || style == HeadersBoth {
 		h[HeaderLimit] = v.limit
-		vals[0] = remaining
-		h[HeaderRemaining] = vals[0:1:1]
-		vals[1] = strconv.FormatInt(reset, 10)
-		h[HeaderReset] = vals[1:2:2]
+		h[HeaderRemaining] = v.number(int64(res.Remaining))
+		h[HeaderReset] = v.number(reset)
 	}
 	if style == HeadersIETF || style == HeadersBoth {
 		t := ceilSeconds(untilMoreQuota(res))
@@ -75,12 +93,10 @@ func (v *headerValues) writeHeaders(h http.Header, style HeaderStyle, res Result
 			t = retryAfterSeconds(res.RetryAfter)
 		}
 		h[HeaderPolicy] = v.policy
-		vals[2] = v.name + ";r=" + remaining + ";t=" + strconv.FormatInt(t, 10)
-		h[HeaderRateLimit] = vals[2:3:3]
+		h[HeaderRateLimit] = []string{v.name + ";r=" + strconv.Itoa(res.Remaining) + ";t=" + strconv.FormatInt(t, 10)}
 	}
 	if !res.Allowed {
-		vals[3] = strconv.FormatInt(retryAfterSeconds(res.RetryAfter), 10)
-		h[HeaderRetryAfter] = vals[3:4:4]
+		h[HeaderRetryAfter] = v.number(retryAfterSeconds(res.RetryAfter))
 	}
 }
 

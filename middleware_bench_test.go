@@ -3,7 +3,9 @@ package ratelimit_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/store/memory"
@@ -33,9 +35,19 @@ func serve(b *testing.B, h http.Handler) {
 func BenchmarkBareHandler(b *testing.B) { serve(b, noop) }
 
 // BenchmarkMiddleware is a no-op handler behind the limiter, keyed by IP,
-// on the memory store; every request is allowed.
+// on the memory store, at 60 per minute with a clock that moves a second
+// per request: every request is allowed, with realistic header values.
 func BenchmarkMiddleware(b *testing.B) {
-	store := memory.New()
+	var now atomic.Int64
+	store := memory.New(memory.WithClock(func() time.Time { return time.Unix(0, now.Add(int64(time.Second))) }))
 	defer store.Close()
-	serve(b, ratelimit.Middleware(store, ratelimit.PerSecond(1e9))(noop))
+	serve(b, ratelimit.Middleware(store, ratelimit.PerMinute(60))(noop))
+}
+
+// BenchmarkMiddlewareIETF is BenchmarkMiddleware with both header styles.
+func BenchmarkMiddlewareIETF(b *testing.B) {
+	var now atomic.Int64
+	store := memory.New(memory.WithClock(func() time.Time { return time.Unix(0, now.Add(int64(time.Second))) }))
+	defer store.Close()
+	serve(b, ratelimit.Middleware(store, ratelimit.PerMinute(60), ratelimit.WithHeaders(ratelimit.HeadersBoth))(noop))
 }

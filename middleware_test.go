@@ -534,3 +534,28 @@ func TestGoneClientIsNeitherServedNorReported(t *testing.T) {
 		t.Fatalf("a request whose client left: served %d times, reported %v; want neither", f.served, reported)
 	}
 }
+
+func TestHandlersChangingHeadersDoNotAffectOtherResponses(t *testing.T) {
+	mem := memory.New()
+	defer mem.Close()
+	h := ratelimit.Middleware(mem, ratelimit.PerHour(5))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(ratelimit.HeaderRemaining, "changed")
+		w.Header().Add(ratelimit.HeaderLimit, "added")
+	}))
+	for want := 4; want >= 3; want-- {
+		l, _ := ratelimit.New(mem, ratelimit.PerHour(5))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+		// The limiter's own view of the next response is unchanged.
+		probe := httptest.NewRecorder()
+		if !l.Admit(probe, httptest.NewRequest("GET", "/", nil)) {
+			t.Fatal("probe denied")
+		}
+		if got := probe.Header().Values(ratelimit.HeaderLimit); len(got) != 1 || got[0] != "5" {
+			t.Fatalf("X-RateLimit-Limit of another response = %q after a handler added to its own", got)
+		}
+		if got := probe.Header().Get(ratelimit.HeaderRemaining); got == "changed" {
+			t.Fatal("a handler's Set leaked into another response")
+		}
+	}
+}
