@@ -155,7 +155,7 @@ func TestHousekeepingStallsNoRequest(t *testing.T) {
 		t.Fatalf("sweeper left %d keys", n)
 	}
 	t.Logf("slowest AllowN while a million idle keys were dropped: %v", time.Duration(worst.Load()))
-	if w := time.Duration(worst.Load()); w > stallBound {
+	if w := time.Duration(worst.Load()); stallBound > 0 && w > stallBound {
 		t.Fatalf("one AllowN took %v while keys were swept, want at most %v", w, stallBound)
 	}
 }

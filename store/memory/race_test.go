@@ -4,7 +4,9 @@ package memory_test
 
 import "time"
 
-// stallBound is the slowest AllowN the housekeeping test accepts. The race
-// detector slows every memory access several times over, so under -race the
-// test checks a looser bound; .ci/run also runs it without -race at 10 ms.
-const stallBound = 50 * time.Millisecond
+// stallBound is the slowest AllowN the housekeeping test accepts; 0 means
+// the latency is logged, not checked. Under -race every memory access is
+// several times slower and the suite shares two cores with other test
+// binaries and Redis, so a wait measures the scheduler more than the store:
+// .ci/run checks the 10 ms bound in a run of its own, without -race.
+const stallBound time.Duration = 0
