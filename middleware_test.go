@@ -121,14 +121,6 @@ func equalInts(a, b []int) bool {
 	return true
 }
 
-func times(n int, r req) []req {
-	out := make([]req, n)
-	for i := range out {
-		out[i] = r
-	}
-	return out
-}
-
 const ok, limited = http.StatusOK, http.StatusTooManyRequests
 
 func TestKeys(t *testing.T) {

@@ -24,7 +24,6 @@ import (
 type server struct {
 	name   string
 	client func(t *testing.T) goredis.UniversalClient
-	mini   *miniredis.Miniredis // nil for a real server
 }
 
 // realServers returns the real servers the environment names. A named
