@@ -26,7 +26,7 @@ var ErrMissingKey = errors.New("ratelimit: missing key")
 // names what is missing and never echoes request data.
 type MissingKeyError struct {
 	What   string // such as "X-API-Key header"
-	Status int    // such as 400 (http.StatusBadRequest)
+	Status int    // such as 400 (http.StatusBadRequest); anything but a 4xx means 400
 }
 
 func (e *MissingKeyError) Error() string { return "ratelimit: missing " + e.What }

@@ -138,7 +138,11 @@ func (l *Limiter) fail(w http.ResponseWriter, r *http.Request, err error) bool {
 	if errors.As(err, &ke) {
 		var missing *MissingKeyError
 		if errors.As(err, &missing) {
-			http.Error(w, "missing "+missing.What, missing.Status)
+			status := missing.Status
+			if status < 400 || status > 499 {
+				status = http.StatusBadRequest // a client error, whatever the KeyFunc said
+			}
+			http.Error(w, "missing "+missing.What, status)
 		} else {
 			http.Error(w, http.StatusText(http.StatusBadRequest), http.StatusBadRequest)
 		}
