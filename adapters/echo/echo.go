@@ -7,6 +7,7 @@ package echo
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -38,8 +39,11 @@ func KeyFromContext(f func(c echo.Context) (string, error)) Option {
 
 // Middleware returns an echo.MiddlewareFunc that admits requests through
 // l. A denied request gets the limiter's 429 and the next handler does not
-// run.
+// run. It panics on a nil l, at start-up rather than on the first request.
 func Middleware(l *ratelimit.Limiter, opts ...Option) echo.MiddlewareFunc {
+	if l == nil {
+		panic("ratelimit/adapters/echo: Middleware(nil)")
+	}
 	cfg := config{skipper: middleware.DefaultSkipper}
 	for _, o := range opts {
 		o(&cfg)
@@ -77,6 +81,8 @@ type RateLimiterStore struct {
 
 var _ middleware.RateLimiterStore = (*RateLimiterStore)(nil)
 
+var errNilStore = errors.New("ratelimit/adapters/echo: RateLimiterStore with a nil store")
+
 // NewRateLimiterStore returns a RateLimiterStore that takes one token per
 // request from store under limit.
 func NewRateLimiterStore(store ratelimit.Store, limit ratelimit.Limit) *RateLimiterStore {
@@ -87,6 +93,9 @@ func NewRateLimiterStore(store ratelimit.Store, limit ratelimit.Limit) *RateLimi
 // identifier's budget. Its errors are the store's (and ErrInvalidLimit for a
 // bad limit or ErrEmptyKey for an empty identifier).
 func (s *RateLimiterStore) Allow(identifier string) (bool, error) {
+	if s.store == nil {
+		return false, errNilStore
+	}
 	res, err := s.store.AllowN(context.Background(), identifier, s.limit, 1)
 	return res.Allowed, err
 }

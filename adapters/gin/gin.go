@@ -53,8 +53,12 @@ func KeyByClientIP() Option {
 }
 
 // Middleware returns a gin.HandlerFunc that admits requests through l and
-// aborts the chain of those it denies.
+// aborts the chain of those it denies. It panics on a nil l, at start-up
+// rather than on the first request.
 func Middleware(l *ratelimit.Limiter, opts ...Option) gin.HandlerFunc {
+	if l == nil {
+		panic("ratelimit/adapters/gin: Middleware(nil)")
+	}
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
