@@ -554,7 +554,9 @@ func TestHandlersChangingHeadersDoNotAffectOtherResponses(t *testing.T) {
 
 func TestKeyErrorWithoutAClientStatusIsA400(t *testing.T) {
 	for _, status := range []int{0, 200, 503, 99999} {
-		kf := func(*http.Request) (string, error) { return "", &ratelimit.MissingKeyError{What: "tenant", Status: status} }
+		kf := func(*http.Request) (string, error) {
+			return "", &ratelimit.MissingKeyError{What: "tenant", Status: status}
+		}
 		f := newFixture(t, ratelimit.PerHour(1), ratelimit.WithKeyFunc(kf))
 		if w := f.do(req{}); w.Code != 400 || strings.TrimSpace(w.Body.String()) != "missing tenant" {
 			t.Fatalf("MissingKeyError with status %d: %d %q, want 400 \"missing tenant\"", status, w.Code, w.Body.String())
