@@ -279,3 +279,14 @@ func TestClusterSpreadsKeysOverEveryMaster(t *testing.T) {
 		t.Fatalf("cluster has %d masters, want 3", n)
 	}
 }
+
+// TestConformanceRing: a goredis.Ring over two servers, each key on one of
+// them, passes the suite too.
+func TestConformanceRing(t *testing.T) {
+	storetest.RunWithClock(t, func(t *testing.T) (ratelimit.Store, func(time.Time)) {
+		a, b := miniredis.RunT(t), miniredis.RunT(t)
+		ring := goredis.NewRing(&goredis.RingOptions{Addrs: map[string]string{"a": a.Addr(), "b": b.Addr()}})
+		t.Cleanup(func() { ring.Close() })
+		return redisstore.New(ring), func(now time.Time) { a.SetTime(now); b.SetTime(now) }
+	})
+}
