@@ -84,6 +84,14 @@ func New(client goredis.UniversalClient, opts ...Option) *Store {
 	return s
 }
 
+// call holds the keys and arguments of one script call.
+type call struct {
+	keys [1]string
+	args []any
+}
+
+var callPool = sync.Pool{New: func() any { return &call{args: make([]any, 0, 5)} }}
+
 // AllowN implements [ratelimit.Store] in one round trip to Redis.
 func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n int) (ratelimit.Result, error) {
 	if err := ratelimit.ValidateCall(key, limit, n); err != nil {
@@ -94,11 +102,18 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 	}
 	sc := scripts[limit.Algorithm]
 	a := s.limitArgs(limit)
-	args := []any{a[0], a[1], n, a[2]}
+	// go-redis copies keys and arguments into its command: the slices can
+	// be reused once Run returns.
+	call := callPool.Get().(*call)
+	call.keys[0] = s.prefix + sc.tag + key
+	call.args = append(call.args[:0], a[0], a[1], n, a[2])
 	if s.now != nil {
-		args = append(args, s.now().UnixMicro())
+		call.args = append(call.args, s.now().UnixMicro())
 	}
-	v, err := sc.script.Run(ctx, s.client, []string{s.prefix + sc.tag + key}, args...).Int64Slice()
+	v, err := sc.script.Run(ctx, s.client, call.keys[:], call.args...).Int64Slice()
+	clear(call.args) // keep no key or value alive in the pool
+	call.args, call.keys[0] = call.args[:0], ""
+	callPool.Put(call)
 	if err != nil {
 		return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
 	}
