@@ -305,8 +305,9 @@ func Compose(fns ...KeyFunc) KeyFunc {
 // FirstOf(KeyByHeader("X-API-Key"), KeyByIP()) limits per API key, and
 // clients without one per address. If all fail, it returns the last error.
 func FirstOf(fns ...KeyFunc) KeyFunc {
+	noKey := &MissingKeyError{What: "key", Status: http.StatusBadRequest} // for FirstOf()
 	return func(r *http.Request) (string, error) {
-		err := error(&MissingKeyError{What: "key", Status: http.StatusBadRequest})
+		err := error(noKey)
 		for _, f := range fns {
 			k, e := f(r)
 			if e == nil {
