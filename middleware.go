@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 )
 
 // Limiter is HTTP middleware that limits requests per key under one Limit.
@@ -177,18 +176,16 @@ func logError(_ http.ResponseWriter, r *http.Request, err error) {
 	slog.ErrorContext(context.WithoutCancel(r.Context()), "ratelimit: request not decided", "err", err, "method", r.Method, "path", r.URL.Path)
 }
 
-// problemHandler writes the RFC 9457 problem+json denial of l.
+// problemHandler writes the RFC 9457 problem+json denial of l, naming the
+// policy as its IETF headers do (l.values is set once New has run the
+// options).
 func problemHandler(l *Limiter) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		name := l.name
-		if name == "" {
-			name = "default"
-		}
 		w.Header().Set("Content-Type", "application/problem+json")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(http.StatusTooManyRequests)
 		fmt.Fprintf(w, `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded",`+
 			`"title":"Request cannot be satisfied as assigned quota has been exceeded",`+
-			`"status":429,"violated-policies":[%s]}`+"\n", strconv.Quote(name))
+			`"status":429,"violated-policies":[%s]}`+"\n", l.values.name)
 	})
 }
