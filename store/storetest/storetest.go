@@ -73,7 +73,7 @@ func (e *env) expect(key string, l ratelimit.Limit, n int, allowed bool, remaini
 // near fails unless got is within 1 ms of want.
 func near(t *testing.T, what string, got, want time.Duration) {
 	t.Helper()
-	if d := got - want; d < -time.Millisecond || d > time.Millisecond {
+	if !within(got, want, time.Millisecond) {
 		t.Fatalf("%s = %v, want %v (±1ms)", what, got, want)
 	}
 }
