@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +52,20 @@ const (
 // MaxSlidingLogRate is the largest Rate a [SlidingLog] limit accepts; the log
 // of one key holds at most Rate timestamps.
 const MaxSlidingLogRate = 10_000
+
+// Bounds of a valid [Limit], far beyond any real policy, so that every store
+// decides every valid Limit identically, with exact integers (below 2^53,
+// as Redis's Lua numbers need) and durations that never overflow.
+const (
+	// MaxRate is the largest Rate and the largest Burst: about a billion.
+	MaxRate = 1 << 30
+	// MinPeriod is the shortest Period: one millisecond, the resolution of
+	// Redis expiries. PerSecond(10_000) is written so, not as 1 per 100µs.
+	MinPeriod = time.Millisecond
+	// MaxPeriod is the longest Period, and the longest a token bucket may
+	// take to fill from empty (Burst·Period/Rate): 100 years of 365 days.
+	MaxPeriod = 100 * 365 * 24 * time.Hour
+)
 
 var algorithmNames = [...]string{"token bucket", "fixed window", "sliding window", "sliding log"}
 
@@ -90,22 +105,45 @@ func (l Limit) WithBurst(burst int) Limit { l.Burst = burst; return l }
 // WithAlgorithm returns a copy of l that counts with algorithm a.
 func (l Limit) WithAlgorithm(a Algorithm) Limit { l.Algorithm = a; return l }
 
-// Validate reports whether l can be enforced. Its errors wrap
-// [ErrInvalidLimit].
+// Validate reports whether l can be enforced: Rate positive and at most
+// [MaxRate], Burst from 0 to MaxRate, Period from [MinPeriod] to
+// [MaxPeriod], a token bucket that fills within MaxPeriod, a known
+// Algorithm, and for [SlidingLog] a Rate of at most [MaxSlidingLogRate].
+// Its errors wrap [ErrInvalidLimit].
 func (l Limit) Validate() error {
 	switch {
 	case l.Rate <= 0:
 		return fmt.Errorf("%w: rate %d must be positive", ErrInvalidLimit, l.Rate)
+	case l.Rate > MaxRate:
+		return fmt.Errorf("%w: rate %d is above %d", ErrInvalidLimit, l.Rate, MaxRate)
 	case l.Period <= 0:
 		return fmt.Errorf("%w: period %v must be positive", ErrInvalidLimit, l.Period)
+	case l.Period < MinPeriod:
+		return fmt.Errorf("%w: period %v is shorter than %v", ErrInvalidLimit, l.Period, MinPeriod)
+	case l.Period > MaxPeriod:
+		return fmt.Errorf("%w: period %v is longer than %v", ErrInvalidLimit, l.Period, MaxPeriod)
 	case l.Burst < 0:
 		return fmt.Errorf("%w: burst %d must not be negative", ErrInvalidLimit, l.Burst)
+	case l.Burst > MaxRate:
+		return fmt.Errorf("%w: burst %d is above %d", ErrInvalidLimit, l.Burst, MaxRate)
+	case l.Algorithm == TokenBucket && l.fillTime() > MaxPeriod:
+		return fmt.Errorf("%w: the bucket takes %v to fill, longer than %v", ErrInvalidLimit, l.fillTime(), MaxPeriod)
 	case l.Algorithm < TokenBucket || l.Algorithm > SlidingLog:
 		return fmt.Errorf("%w: unknown algorithm %d", ErrInvalidLimit, int(l.Algorithm))
 	case l.Algorithm == SlidingLog && l.Rate > MaxSlidingLogRate:
 		return fmt.Errorf("%w: sliding log rate %d is above %d", ErrInvalidLimit, l.Rate, MaxSlidingLogRate)
 	}
 	return nil
+}
+
+// fillTime is how long a token bucket takes to fill from empty,
+// Capacity·Period/Rate, saturating instead of overflowing.
+func (l Limit) fillTime() time.Duration {
+	d := float64(l.Capacity()) / float64(l.Rate) * float64(l.Period)
+	if d >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return time.Duration(d)
 }
 
 // Capacity returns the most tokens a key can ever hold under l: Burst (or

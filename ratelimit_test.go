@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -24,6 +25,20 @@ func TestLimitValidate(t *testing.T) {
 		{ratelimit.PerSecond(1).WithBurst(-1), false},
 		{ratelimit.PerSecond(1).WithAlgorithm(4), false},
 		{ratelimit.PerSecond(1).WithAlgorithm(-1), false},
+		{ratelimit.Limit{Rate: 1, Period: 500 * time.Nanosecond}, false},
+		{ratelimit.Limit{Rate: 1, Period: 999 * time.Microsecond}, false},
+		{ratelimit.Limit{Rate: 1, Period: ratelimit.MinPeriod}, true},
+		{ratelimit.Limit{Rate: 1, Period: ratelimit.MaxPeriod, Algorithm: ratelimit.FixedWindow}, true},
+		{ratelimit.Limit{Rate: 1, Period: ratelimit.MaxPeriod + 1, Algorithm: ratelimit.FixedWindow}, false},
+		{ratelimit.Limit{Rate: ratelimit.MaxRate, Period: time.Second}, true},
+		{ratelimit.Limit{Rate: ratelimit.MaxRate + 1, Period: time.Second}, false},
+		{ratelimit.Limit{Rate: math.MaxInt, Period: time.Second}, false},
+		{ratelimit.PerSecond(1).WithBurst(ratelimit.MaxRate + 1), false},
+		{ratelimit.PerSecond(1).WithBurst(math.MaxInt), false},
+		// {Rate 1, Period 1h, Burst 3e6} takes 342 years to fill.
+		{ratelimit.PerHour(1).WithBurst(3_000_000), false},
+		{ratelimit.PerHour(1).WithBurst(876_000), true},                                        // 99.93 years
+		{ratelimit.PerHour(1).WithBurst(876_001).WithAlgorithm(ratelimit.SlidingWindow), true}, // burst ignored
 	}
 	for _, tt := range tests {
 		err := tt.limit.Validate()
