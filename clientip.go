@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -9,8 +10,9 @@ import (
 )
 
 // UnknownAddrKey is the key of every request whose client address KeyByIP
-// cannot know: a connection address it cannot parse (a unix socket), or a
-// chain of more than 64 trusted hops. Such requests share one budget, so
+// cannot know: a connection address it cannot parse (a unix socket that is
+// not trusted), a trusted unix socket without a usable header, or a chain
+// of more than 64 trusted hops. Such requests share one budget, so
 // limiting is never skipped.
 const UnknownAddrKey = "ip:unknown"
 
@@ -30,11 +32,12 @@ const (
 )
 
 type ipConfig struct {
-	trusted []netip.Prefix
-	header  string // canonical
-	kind    headerKind
-	v4Bits  int
-	v6Bits  int
+	trusted   []netip.Prefix
+	trustUnix bool
+	header    string // canonical
+	kind      headerKind
+	v4Bits    int
+	v6Bits    int
 }
 
 // TrustProxies makes KeyByIP believe one header, X-Forwarded-For unless
@@ -57,8 +60,19 @@ func TrustProxies(prefixes ...netip.Prefix) IPOption {
 	}
 }
 
+// TrustUnixSocket makes KeyByIP treat a request that came in over a unix
+// socket (a server on a net.Listen("unix", path) listener, behind nginx's
+// proxy_pass http://unix:/path, say) as coming from a trusted proxy, so that
+// the header chosen by [ClientIPHeader] gives the client's address. Such
+// requests have no IP address of their own: without this option, or when
+// the header gives no address, they share [UnknownAddrKey]. Use it only if
+// nothing but your proxies can connect to the socket.
+func TrustUnixSocket() IPOption {
+	return func(c *ipConfig) { c.trustUnix = true }
+}
+
 // ClientIPHeader names the one header that trusted proxies (see
-// [TrustProxies]) write the client's address to; the
+// [TrustProxies] and [TrustUnixSocket]) write the client's address to; the
 // default is X-Forwarded-For. No other header is read.
 //
 // X-Forwarded-For and Forwarded (RFC 7239, in all its forms:
@@ -105,7 +119,7 @@ func IPv4Prefix(bits int) IPOption { return func(c *ipConfig) { c.v4Bits = bits 
 //
 // By default it uses the connection's address (r.RemoteAddr) and ignores
 // X-Forwarded-For and similar headers, which any client can forge. Behind
-// a proxy, configure [TrustProxies] and the one
+// a proxy, configure [TrustProxies] (or [TrustUnixSocket]) and the one
 // header your proxies write, [ClientIPHeader]: believing whichever header
 // is present lets clients choose their key, as chi's middleware.RealIP
 // warns and "The perils of the 'real' client IP" explains
@@ -137,9 +151,13 @@ func KeyByIP(opts ...IPOption) KeyFunc {
 // clientAddr returns the client's address, following trusted proxies, or
 // false if it cannot be known.
 func (c *ipConfig) clientAddr(r *http.Request) (netip.Addr, bool) {
-	proxy, ok := parseHop(r.RemoteAddr)
-	if !ok || !c.isTrusted(proxy) {
-		return proxy, ok
+	var proxy netip.Addr // the trusted connection; invalid for a unix socket
+	if !c.trustUnix || !overUnixSocket(r) {
+		remote, ok := parseHop(r.RemoteAddr)
+		if !ok || !c.isTrusted(remote) {
+			return remote, ok
+		}
+		proxy = remote
 	}
 	lines := r.Header[c.header]
 	if c.kind != singleHeader {
@@ -152,6 +170,12 @@ func (c *ipConfig) clientAddr(r *http.Request) (netip.Addr, bool) {
 		}
 	}
 	return proxy, proxy.IsValid()
+}
+
+// overUnixSocket reports whether r came in on a unix socket listener.
+func overUnixSocket(r *http.Request) bool {
+	a, ok := r.Context().Value(http.LocalAddrContextKey).(*net.UnixAddr)
+	return ok && a != nil
 }
 
 // rightmostUntrusted walks the hops of a forwarding header from the right,

@@ -1,13 +1,18 @@
 package ratelimit_test
 
 import (
+	"context"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
 // proxies is the trusted range of these tests; 10.0.0.1 is the connection.
@@ -116,6 +121,9 @@ func TestKeyByIPHeaderChoice(t *testing.T) {
 		{"a malformed named header falls back to the connection",
 			[]ratelimit.IPOption{proxies, realIP}, "10.0.0.1:1",
 			[]header{{"X-Real-IP", "198.51.100.7, unknown"}}, "ip:10.0.0.1"},
+		{"TrustUnixSocket trusts no TCP connection",
+			[]ratelimit.IPOption{ratelimit.TrustUnixSocket()}, "203.0.113.1:1",
+			[]header{xff("198.51.100.7")}, "ip:203.0.113.1"},
 		{"a named header from an untrusted address is ignored",
 			[]ratelimit.IPOption{proxies, realIP}, "203.0.113.1:1",
 			[]header{{"X-Real-IP", "198.51.100.7"}}, "ip:203.0.113.1"},
@@ -146,6 +154,108 @@ func TestKeyByIPHeaderChoice(t *testing.T) {
 			got, err := ratelimit.KeyByIP(tt.opts...)(ipRequest(tt.remote, tt.headers...))
 			if got != tt.want || err != nil {
 				t.Fatalf("key %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// unixClient serves h on a unix socket in a temporary directory, as
+// behind nginx's proxy_pass http://unix:/path, and returns a client that
+// dials it.
+func unixClient(t *testing.T, h http.Handler) *http.Client {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "s")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+// get sends a GET with the header lines hs and returns the status and body.
+func get(t *testing.T, c *http.Client, hs ...header) (int, string) {
+	t.Helper()
+	r, _ := http.NewRequest("GET", "http://proxy/", nil)
+	for _, h := range hs {
+		r.Header.Add(h.name, h.value)
+	}
+	resp, err := c.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+func TestKeyByIPOverUnixSocket(t *testing.T) {
+	trustUnix := ratelimit.TrustUnixSocket()
+	tests := []struct {
+		name    string
+		opts    []ratelimit.IPOption
+		headers []header
+		want    string
+	}{
+		{"an untrusted socket shares UnknownAddrKey", nil, []header{xff("198.51.100.7")}, ratelimit.UnknownAddrKey},
+		{"TrustProxies does not trust a socket", []ratelimit.IPOption{proxies}, []header{xff("198.51.100.7")}, ratelimit.UnknownAddrKey},
+		{"a trusted socket gives the right-most untrusted X-Forwarded-For hop",
+			[]ratelimit.IPOption{trustUnix, proxies}, []header{xff("6.6.6.6, 198.51.100.7, 10.0.0.2")}, "ip:198.51.100.7"},
+		{"a trusted socket reads the named header only",
+			[]ratelimit.IPOption{trustUnix, ratelimit.ClientIPHeader("X-Real-IP")},
+			[]header{xff("6.6.6.6"), {"X-Real-IP", "198.51.100.7"}}, "ip:198.51.100.7"},
+		{"a trusted socket reads a named Forwarded",
+			[]ratelimit.IPOption{trustUnix, ratelimit.ClientIPHeader("Forwarded")},
+			[]header{fwd(`for="[2001:db8:cafe::17]:4711";proto=https`)}, "ip:2001:db8:cafe::/64"},
+		{"a trusted socket without the header shares UnknownAddrKey", []ratelimit.IPOption{trustUnix}, nil, ratelimit.UnknownAddrKey},
+		{"a trusted socket with a malformed hop shares UnknownAddrKey",
+			[]ratelimit.IPOption{trustUnix}, []header{xff("198.51.100.7, unix:")}, ratelimit.UnknownAddrKey},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			key := ratelimit.KeyByIP(tt.opts...)
+			c := unixClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				k, _ := key(r)
+				io.WriteString(w, k)
+			}))
+			if _, got := get(t, c, tt.headers...); got != tt.want {
+				t.Fatalf("key %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLimiterOverUnixSocket: four clients behind a proxy on a unix
+// socket, two requests a minute each.
+func TestLimiterOverUnixSocket(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []ratelimit.IPOption
+		want []int
+	}{
+		{"an untrusted socket is one budget for all", nil, []int{200, 200, 429, 429}},
+		{"a trusted socket is a budget per client", []ratelimit.IPOption{ratelimit.TrustUnixSocket()}, []int{200, 200, 200, 200}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := memory.New()
+			t.Cleanup(func() { store.Close() })
+			ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+			c := unixClient(t, ratelimit.Middleware(store, ratelimit.PerMinute(2), ratelimit.WithKeyFunc(ratelimit.KeyByIP(tt.opts...)))(ok))
+			for i, client := range []string{"198.51.100.1", "198.51.100.2", "198.51.100.3", "198.51.100.4"} {
+				if code, _ := get(t, c, xff(client)); code != tt.want[i] {
+					t.Fatalf("client %d: status %d, want %d", i+1, code, tt.want[i])
+				}
 			}
 		})
 	}
@@ -206,8 +316,12 @@ func TestKeyByIPPanicsOnBadOptions(t *testing.T) {
 // common cases.
 func TestKeyByIPAllocations(t *testing.T) {
 	for _, b := range ipBenchmarks {
+		want, _ := b.key(b.request())
+		if want == ratelimit.UnknownAddrKey {
+			t.Fatalf("%s: key %q", b.name, want)
+		}
 		t.Run(b.name, func(t *testing.T) {
-			key, r := b.key, ipRequest(b.remote, b.headers...)
+			key, r := b.key, b.request()
 			if n := testing.AllocsPerRun(100, func() { key(r) }); n > 1 {
 				t.Fatalf("%v allocations per call, want 1", n)
 			}
@@ -215,27 +329,41 @@ func TestKeyByIPAllocations(t *testing.T) {
 	}
 }
 
-// ipBenchmarks are the common cases of KeyByIP.
-var ipBenchmarks = []struct {
+// ipCase is a request for KeyByIP.
+type ipCase struct {
 	name    string
 	key     ratelimit.KeyFunc
 	remote  string
 	headers []header
-}{
-	{"an IPv4 connection", ratelimit.KeyByIP(), "203.0.113.7:4711", nil},
-	{"an IPv6 connection", ratelimit.KeyByIP(), "[2001:db8:1:2::7]:4711", nil},
+	local   net.Addr // the listener's address, if not TCP
+}
+
+// ipBenchmarks are the common cases of KeyByIP.
+var ipBenchmarks = []ipCase{
+	{"an IPv4 connection", ratelimit.KeyByIP(), "203.0.113.7:4711", nil, nil},
+	{"an IPv6 connection", ratelimit.KeyByIP(), "[2001:db8:1:2::7]:4711", nil, nil},
 	{"X-Forwarded-For through two proxies", ratelimit.KeyByIP(proxies), "10.0.0.1:4711",
-		[]header{xff("6.6.6.6, 203.0.113.7, 10.0.0.2")}},
+		[]header{xff("6.6.6.6, 203.0.113.7, 10.0.0.2")}, nil},
 	{"Forwarded through two proxies", ratelimit.KeyByIP(proxies, ratelimit.ClientIPHeader("Forwarded")), "10.0.0.1:4711",
-		[]header{fwd(`for="[2001:db8:1:2::7]:4711";proto=https, for=10.0.0.2`)}},
+		[]header{fwd(`for="[2001:db8:1:2::7]:4711";proto=https, for=10.0.0.2`)}, nil},
 	{"X-Real-IP", ratelimit.KeyByIP(proxies, ratelimit.ClientIPHeader("X-Real-IP")), "10.0.0.1:4711",
-		[]header{{"X-Real-IP", "203.0.113.7"}}},
+		[]header{{"X-Real-IP", "203.0.113.7"}}, nil},
+	{"a trusted unix socket", ratelimit.KeyByIP(ratelimit.TrustUnixSocket()), "@",
+		[]header{xff("203.0.113.7")}, &net.UnixAddr{Name: "/run/app.sock", Net: "unix"}},
+}
+
+func (c *ipCase) request() *http.Request {
+	r := ipRequest(c.remote, c.headers...)
+	if c.local != nil {
+		r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, c.local))
+	}
+	return r
 }
 
 func BenchmarkKeyByIP(b *testing.B) {
 	for _, bb := range ipBenchmarks {
 		b.Run(bb.name, func(b *testing.B) {
-			key, r := bb.key, ipRequest(bb.remote, bb.headers...)
+			key, r := bb.key, bb.request()
 			b.ReportAllocs()
 			for b.Loop() {
 				key(r)
