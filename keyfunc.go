@@ -91,16 +91,26 @@ func KeyByContext(key any) KeyFunc {
 	}
 }
 
+// UnmatchedRouteKey is the key [KeyByRoute] gives every request that no
+// http.ServeMux pattern matched, such as any request to a limiter that
+// wraps the whole mux: they share one budget, whatever their path.
+const UnmatchedRouteKey = "route:unmatched"
+
 // KeyByRoute keys requests by the http.ServeMux pattern that matched them
-// (r.Pattern, such as "GET /items/{id}"), so that all clients share one
-// budget per route; outside a ServeMux it falls back to the path. Compose it
-// with KeyByIP for a budget per client and route.
+// (r.Pattern, such as "route:GET /items/{id}"), so that all clients share
+// one budget per route; compose it with KeyByIP for a budget per client and
+// route. Mount the limiter inside the mux to get them,
+// mux.Handle(pattern, limiter.Handler(h)): a limiter that wraps the whole
+// mux, or runs in Gin or Echo, sees no pattern, and every request then
+// shares [UnmatchedRouteKey]. It never keys on the path, which the client
+// chooses (/items/1, /items/2, ... would each get a fresh budget). The
+// framework adapters provide their own route keys.
 func KeyByRoute() KeyFunc {
 	return func(r *http.Request) (string, error) {
-		if r.Pattern != "" {
-			return "route:" + r.Pattern, nil
+		if r.Pattern == "" {
+			return UnmatchedRouteKey, nil
 		}
-		return "route:" + r.URL.Path, nil
+		return "route:" + r.Pattern, nil
 	}
 }
 
