@@ -83,3 +83,17 @@ func TestKeyByRouteBudgets(t *testing.T) {
 		})
 	}
 }
+
+// A limiter that wraps the whole mux sees no pattern: every request shares
+// one route key, whatever its path. Mount it inside the mux, as in
+// ExampleKeyByRoute, for a key per route.
+func ExampleKeyByRoute_outsideServeMux() {
+	key := ratelimit.KeyByRoute()
+	for _, path := range []string{"/items/1", "/items/2"} {
+		k, _ := key(httptest.NewRequest("GET", path, nil))
+		fmt.Println(k)
+	}
+	// Output:
+	// route:unmatched
+	// route:unmatched
+}
