@@ -81,7 +81,8 @@ func TrustUnixSocket() IPOption {
 // to the first address not in a trusted prefix. A hop that is no address
 // (Forwarded's "unknown", an obfuscated "_hidden", anything malformed) ends
 // the walk at the trusted proxy that wrote it (the hop to its right, or
-// the connection), never at a value to its left. KeyByIP walks at most 64
+// the connection; UnknownAddrKey for a unix socket), never at a value to
+// its left. KeyByIP walks at most 64
 // hops: if they are all trusted and more remain, the client cannot be known
 // and the request shares [UnknownAddrKey].
 //
@@ -89,7 +90,7 @@ func TrustUnixSocket() IPOption {
 // "True-Client-IP", holds one address. Of several (lines, or a comma list)
 // the last is used, so a proxy that appends to the client's copy rather
 // than replacing it still wins. Missing or malformed, it gives the
-// connection's address.
+// connection's address (UnknownAddrKey for a unix socket).
 func ClientIPHeader(name string) IPOption {
 	return func(c *ipConfig) {
 		c.header = http.CanonicalHeaderKey(name)

@@ -96,15 +96,16 @@ func KeyByContext(key any) KeyFunc {
 // wraps the whole mux: they share one budget, whatever their path.
 const UnmatchedRouteKey = "route:unmatched"
 
-// KeyByRoute keys requests by the http.ServeMux pattern that matched them
-// (r.Pattern, such as "route:GET /items/{id}"), so that all clients share
+// KeyByRoute keys requests by the http.ServeMux pattern that matched them:
+// "route:GET /items/{id}" for every /items/ id, so that all clients share
 // one budget per route; compose it with KeyByIP for a budget per client and
-// route. Mount the limiter inside the mux to get them,
-// mux.Handle(pattern, limiter.Handler(h)): a limiter that wraps the whole
-// mux, or runs in Gin or Echo, sees no pattern, and every request then
-// shares [UnmatchedRouteKey]. It never keys on the path, which the client
-// chooses (/items/1, /items/2, ... would each get a fresh budget). The
-// framework adapters provide their own route keys.
+// route. The limiter must be mounted inside the mux for that,
+// mux.Handle(pattern, limiter.Handler(h)): one that wraps the whole mux, or
+// runs in Gin or Echo, sees no pattern (r.Pattern is empty), and every
+// request then shares [UnmatchedRouteKey]. It never keys on the path, which
+// the client chooses (/items/1, /items/2, ... would each get a fresh
+// budget). In a framework, key on its matched route through the adapter
+// instead (gin's c.FullPath(), echo's c.Path()).
 func KeyByRoute() KeyFunc {
 	return func(r *http.Request) (string, error) {
 		if r.Pattern == "" {
