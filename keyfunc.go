@@ -104,8 +104,8 @@ const UnmatchedRouteKey = "route:unmatched"
 // runs in Gin or Echo, sees no pattern (r.Pattern is empty), and every
 // request then shares [UnmatchedRouteKey]. It never keys on the path, which
 // the client chooses (/items/1, /items/2, ... would each get a fresh
-// budget). In a framework, key on its matched route through the adapter
-// instead (gin's c.FullPath(), echo's c.Path()).
+// budget). In Gin or Echo, use the adapter's own route key, which reads
+// the framework's matched route.
 func KeyByRoute() KeyFunc {
 	return func(r *http.Request) (string, error) {
 		if r.Pattern == "" {
