@@ -27,7 +27,11 @@ func takeTokens(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cell, 
 	if now < last {
 		last = now
 	}
-	tokens += time.Duration(now-last).Seconds() * rate
+	elapsed := now - last
+	if elapsed < 0 { // overflowed: an age beyond the int64 range
+		elapsed = math.MaxInt64
+	}
+	tokens += time.Duration(elapsed).Seconds() * rate
 	if tokens > burst {
 		tokens = burst
 	}
@@ -44,7 +48,7 @@ func takeTokens(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cell, 
 	res.Remaining = floorTokens(tokens)
 	res.ResetAfter = ceilDuration(burst-tokens, rate)
 	if res.Allowed && n > 0 {
-		c = cell{x: tokens, at: now, exp: now + int64(res.ResetAfter+expiryMargin)}
+		c = cell{x: tokens, at: now, exp: addSat(now, addSat(int64(res.ResetAfter), int64(expiryMargin)))}
 	}
 	return c, res
 }

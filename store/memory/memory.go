@@ -3,7 +3,7 @@
 //
 // The store is sharded by key hash, each shard with its own lock, and keeps
 // one small pointer-free value per key in an open-addressing table, so the
-// garbage collector has nothing to scan however many keys there are: 32
+// garbage collector has nothing to scan however many keys there are: 40
 // bytes a slot. Keys are identified by a 64-bit keyed hash with a random
 // seed per store (63 bits used; two of a million keys share a budget with a
 // probability below 1 in 10 million). Keys whose
@@ -39,18 +39,20 @@ var _ ratelimit.Store = (*Store)(nil)
 // cell is one key's state, 24 bytes without pointers; what its fields mean
 // depends on the algorithm.
 type cell struct {
-	exp int64   // Unix ns from which the state equals a new key's: drop it
-	at  int64   // token bucket: last update (Unix ns); windows: current window's count
-	x   float64 // token bucket: tokens; sliding window: previous window's count
+	exp int64 // Unix ns from which the state equals a new key's: drop it
+	// token bucket: last update (Unix ns); fixed window: the count;
+	// sliding window: both counts (packCounts); sliding log: the period (ns)
+	at int64
+	x  float64 // token bucket: tokens; sliding window: the window's number
 }
 
 type shard struct {
-	mu    sync.Mutex
-	cells table
-	logs  map[uint64]*slidingLog // the logs of SlidingLog keys, beside their cells
-	max   int                    // most keys this shard may hold; 0 means no bound
-	exps  []int64                // scratch space for eviction
-	_     [64]byte               // keep hot locks on separate cache lines
+	mu      sync.Mutex
+	cells   table
+	logs    map[uint64]*slidingLog // the logs of SlidingLog keys, beside their cells
+	max     int                    // most keys this shard may hold; 0 means no bound
+	scratch []float64              // eviction's space to rank the keys in
+	_       [64]byte               // keep hot locks on separate cache lines
 }
 
 // defaultShards is the number of shards of an unbounded store.
@@ -124,12 +126,13 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 	switch {
 	case !res.Allowed || n == 0:
 	case found:
-		sh.cells.slots[i].c = c
+		sl := &sh.cells.slots[i]
+		sl.c, sl.k = c, keepOf(limit)
 	default:
 		if sh.makeRoom(now) {
 			i, _ = sh.cells.find(h)
 		}
-		sh.cells.insert(i, h, c)
+		sh.cells.insert(i, h, c, keepOf(limit))
 	}
 	return res, nil
 }
@@ -148,7 +151,7 @@ func (sh *shard) takeLog(h uint64, found bool, now int64, l ratelimit.Limit, n i
 		}
 		sh.logs[h] = g
 	}
-	return cell{exp: exp}, res
+	return cell{exp: exp, at: int64(l.Period)}, res
 }
 
 // now reads the store's clock in Unix ns; time.Now is called directly,
