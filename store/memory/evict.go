@@ -86,8 +86,13 @@ func (sh *shard) makeRoom(now int64) bool {
 			sh.scratch = append(sh.scratch, sh.used(s, now))
 		}
 	}
-	slices.Sort(sh.scratch)
-	threshold := sh.scratch[batch-1]
+	var threshold float64
+	if batch == 1 { // a small shard: its least used key, without a sort
+		threshold = slices.Min(sh.scratch)
+	} else {
+		slices.Sort(sh.scratch)
+		threshold = sh.scratch[batch-1]
+	}
 	sh.deleteIf(func(s *slot) bool {
 		if batch == 0 || sh.used(s, now) > threshold {
 			return false

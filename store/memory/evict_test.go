@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -76,7 +77,7 @@ func TestFloodNeverFreesALimitedClient(t *testing.T) {
 			}
 			for i := range flood {
 				c.Add(time.Microsecond)
-				allow(fmt.Sprint("flood-", i), tt.flooder, 1)
+				allow("flood-"+strconv.Itoa(i), tt.flooder, 1)
 				if i%1024 == 0 {
 					if n := s.Len(); n > maxKeys {
 						t.Fatalf("the store holds %d keys, bound %d", n, maxKeys)
