@@ -451,3 +451,41 @@ ratelimit_requests_total{limiter="b",policy="b",result="error"} 0
 		t.Error(err)
 	}
 }
+
+func TestAWarmedDecisionDoesNotAllocate(t *testing.T) {
+	_, m := newMetrics(t)
+	o := m.Observer()
+	d := ratelimit.Decision{Limiter: "api", Policy: "api", Outcome: ratelimit.Denied, Source: ratelimit.FromStore, Latency: time.Millisecond}
+	o.Decision(d)
+	if a := testing.AllocsPerRun(100, func() { o.Decision(d) }); a != 0 {
+		t.Errorf("%v allocs per decision, want 0", a)
+	}
+}
+
+func TestABadCostIsAnErrorOfTheStore(t *testing.T) {
+	reg, m := newMetrics(t)
+	store := memory.New()
+	defer store.Close()
+	l := newLimiter(t, store, ratelimit.PerMinute(10),
+		ratelimit.WithName("export"), ratelimit.WithObserver(m.Observer()),
+		ratelimit.WithCost(func(*http.Request) int { return 11 }), ratelimit.WithErrorHandler(quiet))
+	wantCodes(t, "export", serve(l, 1), map[int]int{500: 1})
+	const want = `
+# HELP ratelimit_decisions_source_total Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, policy).
+# TYPE ratelimit_decisions_source_total counter
+ratelimit_decisions_source_total{limiter="export",source="deny_cache"} 0
+ratelimit_decisions_source_total{limiter="export",source="fallback"} 0
+ratelimit_decisions_source_total{limiter="export",source="policy"} 0
+ratelimit_decisions_source_total{limiter="export",source="store"} 1
+# HELP ratelimit_requests_total Requests decided by a rate limiter, by limiter, policy and result (allowed, denied, dry_run_denied, error).
+# TYPE ratelimit_requests_total counter
+ratelimit_requests_total{limiter="export",policy="export",result="allowed"} 0
+ratelimit_requests_total{limiter="export",policy="export",result="denied"} 0
+ratelimit_requests_total{limiter="export",policy="export",result="dry_run_denied"} 0
+ratelimit_requests_total{limiter="export",policy="export",result="error"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"ratelimit_requests_total", "ratelimit_decisions_source_total"); err != nil {
+		t.Error(err)
+	}
+}
