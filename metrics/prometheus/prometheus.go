@@ -24,7 +24,8 @@
 //
 // Label values are bounded: limiter and policy are the names given to
 // limiters with [ratelimit.WithName], which come from configuration, never
-// from requests. No label holds a key, an address or anything else a
+// from requests ("default" for every limiter without a name, so name the
+// ones to tell apart). No label holds a key, an address or anything else a
 // client sends, and nothing is created per key, so the number of series is
 // at most limiters × policies × 4 results, plus limiters × (4 sources +
 // 1 histogram + 1 breaker gauge).
@@ -79,9 +80,10 @@ type policySeries struct {
 }
 
 // New returns Metrics whose collectors are registered with reg; pass
-// prometheus.DefaultRegisterer to use the global registry. A nil reg, or a
-// collector of the same name and labels that is not one of this package's
-// kind, is an error, and then nothing stays registered.
+// prometheus.DefaultRegisterer to use the global registry. A nil reg is an
+// error, and so is a collector on reg of one of these names that New cannot
+// reuse (of another type, with other labels or help); then nothing New
+// registered stays registered.
 //
 // A second New on the same registry reuses the collectors the first one
 // registered, so both count into the same series: a limiter name seen by
