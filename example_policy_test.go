@@ -10,7 +10,6 @@ import (
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
-
 func ExampleWithPolicy() {
 	// 60 per minute per API key (else per address), and whatever keys it
 	// sends, no address gets more than 120 per minute: all or nothing.
