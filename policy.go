@@ -177,3 +177,20 @@ func ViolatedPolicies(r *http.Request) []string {
 	names, _ := r.Context().Value(violatedKey{}).([]string)
 	return names
 }
+
+// String describes the limiter's policies, such as
+// "api: 60 per 1m; per-ip: 120 per 1m", and dry run.
+func (l *Limiter) String() string {
+	var b strings.Builder
+	for i := range 1 + len(l.extra) {
+		p := l.policyAt(i)
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(p.name + ": " + p.limit.String())
+	}
+	if l.dryRun {
+		b.WriteString(" (dry run)")
+	}
+	return b.String()
+}
