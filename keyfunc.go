@@ -28,6 +28,7 @@ type MissingKeyError struct {
 	Status int    // such as 400 (http.StatusBadRequest); anything but a 4xx means 400
 }
 
+// Error returns "ratelimit: missing " + What.
 func (e *MissingKeyError) Error() string { return "ratelimit: missing " + e.What }
 
 // Is makes errors.Is(err, ErrMissingKey) true.

@@ -10,9 +10,9 @@ import (
 // Take is one limit of a request decided by [AllowAll]: n tokens of key's
 // budget under limit.
 type Take struct {
-	Key   string
-	Limit Limit
-	N     int
+	Key   string // the key whose budget is taken from
+	Limit Limit  // the budget's limit
+	N     int    // the tokens to take: the request's cost
 }
 
 // MultiStore is implemented by stores that decide several takes at once,

@@ -51,17 +51,17 @@ type Config struct {
 	// TrustedProxies are the proxies whose forwarding headers the ip key
 	// believes (see ratelimit.TrustProxies); none by default.
 	TrustedProxies []netip.Prefix
-	Rules          []Rule
+	Rules          []Rule // in the order of the file
 }
 
 // Rule is one rule of a rules file, checked.
 type Rule struct {
-	Name    string
-	Match   string // http.ServeMux pattern
-	Limit   ratelimit.Limit
-	Key     []string // alternatives, each of parts joined with "+"
-	Cost    int
-	Headers ratelimit.HeaderStyle
+	Name    string                // the limiter's name: its namespace in the store
+	Match   string                // http.ServeMux pattern
+	Limit   ratelimit.Limit       // the rule's limit
+	Key     []string              // alternatives, each of parts joined with "+"
+	Cost    int                   // tokens per request
+	Headers ratelimit.HeaderStyle // the rate-limit headers written
 }
 
 // file is the YAML form of Config.
