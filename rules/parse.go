@@ -47,10 +47,10 @@ func parse(file string, data []byte) (*Config, error) {
 	if err := dec.Decode(&rest); !errors.Is(err, io.EOF) {
 		return nil, p.fail(&rest, place{}, "one document per file, please")
 	}
-	return p.file_(&doc)
+	return p.config(&doc)
 }
 
-func (p *parser) file_(doc *yaml.Node) (*Config, error) {
+func (p *parser) config(doc *yaml.Node) (*Config, error) {
 	pairs, err := p.fields(doc, place{}, fileFields)
 	if err != nil {
 		return nil, err
