@@ -90,6 +90,9 @@ func (c *Config) Handler(store ratelimit.Store, next http.Handler, opts ...ratel
 	return NewHandler(c, store, next, WithLimiterOptions(opts...))
 }
 
+// ServeHTTP passes req through the limiter of the rule it matches in the
+// rule set in force, then to next; a request no rule matches goes straight
+// to next.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	set := h.set.Load()
 	_, pattern := set.mux.Handler(req)
