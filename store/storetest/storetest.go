@@ -179,6 +179,7 @@ func cases() []testCase {
 		{name: "RetryAfter and ResetAfter are exact", clock: true, run: exactDurations},
 		{name: "refill keeps fractions of a token", clock: true, run: fractionalRefill},
 		{name: "a clock going back refills nothing", clock: true, run: clockBack},
+		{name: "limits at the bounds of Validate neither wrap nor go negative", clock: true, run: extremeLimits},
 	}
 }
 
