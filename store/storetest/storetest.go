@@ -8,7 +8,10 @@
 // [Run] needs nothing but the store and runs its timing cases in real time
 // (a few seconds). [RunWithClock] takes a store whose clock the suite sets,
 // and checks every decision exactly, including a differential test against
-// golang.org/x/time/rate on random timelines.
+// golang.org/x/time/rate on random timelines. A store that implements
+// [ratelimit.MultiStore] also runs the cases of AllowAll: all or nothing,
+// mixed algorithms, validation, concurrency and, with the clock, several
+// token buckets taken together against one x/time/rate Limiter each.
 package storetest
 
 import (
@@ -110,7 +113,11 @@ func runCase(t *testing.T, c testCase, newEnv func(t *testing.T) *env) {
 // with a new store, on the store's own clock: the timing cases wait in real
 // time, on limits loose enough for a loaded machine.
 func Run(t *testing.T, newStore func(t *testing.T) ratelimit.Store) {
-	for _, c := range cases() {
+	all := cases()
+	if isMulti(newStore(t)) {
+		all = append(all, multiCases()...)
+	}
+	for _, c := range all {
 		if c.clock {
 			continue
 		}
@@ -129,7 +136,13 @@ func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, fu
 	// A minute into the next hour: the window cases start well inside a
 	// window, and on a whole second.
 	start := time.Now().Truncate(time.Hour).Add(time.Hour + time.Minute)
-	for _, c := range cases() {
+	all := cases()
+	probe, _ := newStore(t)
+	multi := isMulti(probe)
+	if multi {
+		all = append(all, multiCases()...)
+	}
+	for _, c := range all {
 		if c.realTime {
 			continue
 		}
@@ -156,6 +169,13 @@ func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, fu
 			store, set := newStore(t)
 			n := windowOracle(t, store, set, start, a, 10, 500)
 			t.Logf("compared %d decisions", n)
+		})
+	}
+	if multi {
+		t.Run("AllowAll/token buckets together equal golang.org/x/time/rate", func(t *testing.T) {
+			store, set := newStore(t)
+			n := multiOracle(t, store, set, start, 6, 300)
+			t.Logf("compared %d batches", n)
 		})
 	}
 }

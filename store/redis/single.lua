@@ -1,0 +1,21 @@
+-- single.lua: the end of a one-key script, after prelude.lua and the
+-- algorithm's file: one decision, committed at once.
+-- KEYS[1]  the key
+-- ARGV[1]  refill rate in tokens per second (a float, as a string)
+-- ARGV[2]  capacity: Burst for the token bucket, Rate for the windows
+-- ARGV[3]  cost n
+-- ARGV[4]  period in µs
+-- ARGV[5]  the app's clock in µs since the epoch, or "": Redis TIME
+-- ARGV[6]  the caller's deadline in µs since the epoch, or "": none
+-- Returns {allowed (0|1), remaining, retry-after µs, reset-after µs};
+-- {-1, 0, 0, 0} when the call came after its deadline and took nothing.
+local function single(decide)
+  local now, slack = clock(ARGV[5], ARGV[6])
+  if not now then
+    return {-1, 0, 0, 0}
+  end
+  local result, writes = decide(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]),
+    tonumber(ARGV[3]), tonumber(ARGV[4]), now, slack)
+  commit(writes)
+  return result
+end
