@@ -81,10 +81,11 @@ func AllowAll(ctx context.Context, store Store, takes []Take, results []Result) 
 		}
 		results[i] = res
 		if !res.Allowed {
-			// Spent between the report and the take: deny the rest too.
-			for j := i + 1; j < len(takes); j++ {
-				results[j].Allowed = true
-			}
+			// Spent by another request between the report and the take:
+			// the request is denied, and the later takes are not taken
+			// (their reports, which had room, stay as results). The earlier
+			// ones were: the documented cost of a store that is not a
+			// MultiStore.
 			return nil
 		}
 	}
