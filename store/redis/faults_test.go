@@ -1,0 +1,495 @@
+package redis_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/store/memory"
+	redisstore "github.com/ratelimit-go/ratelimit/store/redis"
+)
+
+// The fault tests run a redis-server of their own (redisproc_test.go) and
+// break it the ways production Redis breaks: frozen, killed and restarted,
+// stalled by a slow command, its scripts flushed, out of memory, flooded.
+// Each goes through the path a user has: a go-redis client with default
+// options, the Redis store, a Limiter and HTTP requests. Bounds on time
+// are generous tails, never tight timers.
+
+// bigBudget holds 100,000 tokens and refills 10 a day, nothing within a
+// test: every token a key lost was taken by a decision, so counts are exact.
+var bigBudget = ratelimit.Limit{Rate: 10, Period: 24 * time.Hour, Burst: 100_000}
+
+// keyHeader names the key of a request; costHeader its cost (1 without it,
+// 0 to read the budget without taking anything).
+const keyHeader, costHeader = "X-Key", "X-Cost"
+
+func headerCost(r *http.Request) int {
+	if v := r.Header.Get(costHeader); v != "" {
+		n, _ := strconv.Atoi(v)
+		return n
+	}
+	return 1
+}
+
+// recordingStore wraps the Redis store and records what Redis answered to
+// every call, including the answers that came after the limiter stopped
+// waiting (the limiter leaves the call to finish on its own goroutine).
+type recordingStore struct {
+	inner ratelimit.Store
+
+	calls   atomic.Int64 // calls made
+	taken   atomic.Int64 // tokens Redis took, by the allowed calls
+	late    atomic.Int64 // calls Redis refused as past their deadline (ErrLate)
+	failed  atomic.Int64 // other errors
+	running sync.WaitGroup
+
+	mu     sync.Mutex
+	errors []string // a few distinct error texts
+}
+
+func (s *recordingStore) AllowN(ctx context.Context, key string, l ratelimit.Limit, n int) (ratelimit.Result, error) {
+	s.calls.Add(1)
+	s.running.Add(1)
+	defer s.running.Done()
+	res, err := s.inner.AllowN(ctx, key, l, n)
+	switch {
+	case err == nil:
+		if res.Allowed {
+			s.taken.Add(int64(n))
+		}
+	case errors.Is(err, redisstore.ErrLate):
+		s.late.Add(1)
+	default:
+		s.failed.Add(1)
+		s.mu.Lock()
+		if len(s.errors) < 5 && !containsPrefix(s.errors, err.Error()) {
+			s.errors = append(s.errors, err.Error())
+		}
+		s.mu.Unlock()
+	}
+	return res, err
+}
+
+func containsPrefix(list []string, s string) bool {
+	for _, e := range list {
+		if len(e) > 40 && len(s) > 40 && e[:40] == s[:40] || e == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *recordingStore) errorTexts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.errors...)
+}
+
+// wait waits until every call has returned, those the limiter gave up on
+// included (go-redis's default 5 s read timeout bounds them).
+func (s *recordingStore) wait(t *testing.T) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { s.running.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("store calls still running 10s after the load stopped")
+	}
+}
+
+// tally counts a limiter's decisions by source and outcome, and notes its
+// breaker's changes.
+type tally struct {
+	n [4][4]atomic.Int64 // [Source][Outcome]
+
+	mu      sync.Mutex
+	changes []breakerChange
+}
+
+type breakerChange struct {
+	at    time.Time
+	state ratelimit.BreakerState
+}
+
+func (ta *tally) observer() ratelimit.Observer {
+	return ratelimit.Observer{
+		Decision: func(d ratelimit.Decision) { ta.n[d.Source][d.Outcome].Add(1) },
+		BreakerChange: func(_ string, s ratelimit.BreakerState) {
+			ta.mu.Lock()
+			ta.changes = append(ta.changes, breakerChange{time.Now(), s})
+			ta.mu.Unlock()
+		},
+	}
+}
+
+func (ta *tally) get(s ratelimit.Source, o ratelimit.Outcome) int64 { return ta.n[s][o].Load() }
+
+// opened reports whether the breaker opened at some time.
+func (ta *tally) opened() bool {
+	ta.mu.Lock()
+	defer ta.mu.Unlock()
+	for _, c := range ta.changes {
+		if c.state == ratelimit.BreakerOpen {
+			return true
+		}
+	}
+	return false
+}
+
+func (ta *tally) String() string {
+	var b strings.Builder
+	for s := ratelimit.FromStore; s <= ratelimit.FromPolicy; s++ {
+		for o := ratelimit.Allowed; o <= ratelimit.Errored; o++ {
+			if n := ta.n[s][o].Load(); n > 0 {
+				fmt.Fprintf(&b, " %v/%v=%d", s, o, n)
+			}
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// faultLimiter is a limiter on rec under limit, keyed by keyHeader and
+// costed by costHeader, that tells ta of its decisions.
+func faultLimiter(t *testing.T, rec *recordingStore, limit ratelimit.Limit, ta *tally, opts ...ratelimit.Option) *ratelimit.Limiter {
+	t.Helper()
+	opts = append([]ratelimit.Option{
+		ratelimit.WithKeyFunc(ratelimit.KeyByHeader(keyHeader)),
+		ratelimit.WithCost(headerCost),
+		ratelimit.WithObserver(ta.observer()),
+	}, opts...)
+	l, err := ratelimit.New(rec, limit, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// defaultClient is a go-redis client with default options, as most users
+// make it: 5 s read and write timeouts, 3 retries, context deadlines
+// ignored on the socket. The limiter must bound decisions anyway.
+func defaultClient(t *testing.T, addr string) *goredis.Client {
+	c := goredis.NewClient(&goredis.Options{Addr: addr})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// countErrors is an error handler that counts the failures told to it.
+func countErrors(n *atomic.Int64) ratelimit.Option {
+	return ratelimit.WithErrorHandler(func(http.ResponseWriter, *http.Request, error) { n.Add(1) })
+}
+
+var okHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+
+// request sends GET / for key at cost (-1: the default of 1) through h and
+// returns the status.
+func request(h http.Handler, key string, cost int) int {
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set(keyHeader, key)
+	if cost >= 0 {
+		r.Header.Set(costHeader, strconv.Itoa(cost))
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w.Code
+}
+
+// check decides on key at cost through l.Check.
+func check(t *testing.T, l *ratelimit.Limiter, key string, cost int) ratelimit.Result {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set(keyHeader, key)
+	r.Header.Set(costHeader, strconv.Itoa(cost))
+	res, err := l.Check(r)
+	if err != nil {
+		t.Fatalf("Check(%s, cost %d): %v", key, cost, err)
+	}
+	return res
+}
+
+// remaining reads key's budget with a call of cost 0, which takes nothing.
+func remaining(t *testing.T, l *ratelimit.Limiter, key string) int {
+	t.Helper()
+	return check(t, l, key, 0).Remaining
+}
+
+// phase is a stretch of a fault test: before the fault, during it, after.
+type phase int
+
+const (
+	before phase = iota
+	during
+	after
+)
+
+var phaseNames = [...]string{"before", "during", "after"}
+
+// load sends requests through a handler from several goroutines and keeps
+// statistics per phase, by the phase in which each request started.
+type load struct {
+	phase atomic.Int32
+	stats [3]struct {
+		requests atomic.Int64
+		codes    [600]atomic.Int64
+		maxNs    atomic.Int64
+	}
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+}
+
+// startLoad runs workers goroutines that each send a request for key
+// through h, then sleep pace, until Stop.
+func startLoad(h http.Handler, key string, workers int, pace time.Duration) *load {
+	ctx, cancel := context.WithCancel(context.Background())
+	ld := &load{stop: cancel}
+	for range workers {
+		ld.wg.Add(1)
+		go func() {
+			defer ld.wg.Done()
+			for ctx.Err() == nil {
+				p := ld.phase.Load()
+				start := time.Now()
+				code := request(h, key, -1)
+				took := int64(time.Since(start))
+				st := &ld.stats[p]
+				st.requests.Add(1)
+				st.codes[code].Add(1)
+				for {
+					m := st.maxNs.Load()
+					if took <= m || st.maxNs.CompareAndSwap(m, took) {
+						break
+					}
+				}
+				if pace > 0 {
+					time.Sleep(pace)
+				}
+			}
+		}()
+	}
+	return ld
+}
+
+func (ld *load) set(p phase) { ld.phase.Store(int32(p)) }
+
+// Stop stops the workers and waits for them.
+func (ld *load) Stop() { ld.stop(); ld.wg.Wait() }
+
+func (ld *load) requests(p phase) int64 { return ld.stats[p].requests.Load() }
+func (ld *load) code(p phase, c int) int64 {
+	return ld.stats[p].codes[c].Load()
+}
+func (ld *load) max(p phase) time.Duration { return time.Duration(ld.stats[p].maxNs.Load()) }
+
+// maxAll is the slowest request of any phase.
+func (ld *load) maxAll() time.Duration {
+	return max(ld.max(before), ld.max(during), ld.max(after))
+}
+
+// codes lists the statuses of phase p, such as "200×310 503×2".
+func (ld *load) codes(p phase) string {
+	var b strings.Builder
+	for c := range ld.stats[p].codes {
+		if n := ld.stats[p].codes[c].Load(); n > 0 {
+			fmt.Fprintf(&b, " %d×%d", c, n)
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func (ld *load) report(t *testing.T, name string) {
+	t.Helper()
+	for p := before; p <= after; p++ {
+		t.Logf("%s %s: %d requests, %s, slowest %v", name, phaseNames[p], ld.requests(p), ld.codes(p), ld.max(p).Round(time.Millisecond))
+	}
+}
+
+// waitFor polls cond every 10 ms for at most limit and reports how long it
+// took to hold.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > limit {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// commandCalls returns the calls of each command INFO commandstats counts,
+// such as "evalsha" → 12.
+func commandCalls(t *testing.T, c *goredis.Client) map[string]int64 {
+	t.Helper()
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		for _, f := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(f, "calls="); ok {
+				out[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+	}
+	return out
+}
+
+// scriptCalls is the number of EVALSHA and EVAL calls Redis has run.
+func scriptCalls(t *testing.T, c *goredis.Client) int64 {
+	t.Helper()
+	m := commandCalls(t, c)
+	return m["evalsha"] + m["eval"]
+}
+
+// TestFaultStoppedRedis freezes Redis (SIGSTOP) for 2 s under load from
+// three limiters, one per failure policy, 8 goroutines each, and resumes it.
+func TestFaultStoppedRedis(t *testing.T) {
+	p := startRedis(t)
+	store := redisstore.New(defaultClient(t, p.Addr()))
+	policies := []struct {
+		name   string
+		opts   []ratelimit.Option
+		during []int // the statuses requests may get while Redis is stopped
+	}{
+		{"fail-open", nil, []int{http.StatusOK}},
+		{"fail-closed", []ratelimit.Option{ratelimit.WithFailClosed()}, []int{http.StatusServiceUnavailable}},
+		// 1,000 instances: a share of 100 tokens, so the share shows.
+		{"fallback", []ratelimit.Option{ratelimit.WithFallback(memory.New(), 1000)}, []int{http.StatusOK, http.StatusTooManyRequests}},
+	}
+	type run struct {
+		rec    *recordingStore
+		ta     *tally
+		l      *ratelimit.Limiter
+		ld     *load
+		errors atomic.Int64
+		calls  [3]int64 // store calls at the start of each phase
+	}
+	runs := make([]*run, len(policies))
+	for i, pol := range policies {
+		r := &run{rec: &recordingStore{inner: store}, ta: &tally{}}
+		r.l = faultLimiter(t, r.rec, bigBudget, r.ta, append(pol.opts, ratelimit.WithName(pol.name), countErrors(&r.errors))...)
+		if code := request(r.l.Handler(okHandler), "warm", -1); code != http.StatusOK {
+			t.Fatalf("%s: warm-up request answered %d", pol.name, code)
+		}
+		runs[i] = r
+	}
+	for _, r := range runs {
+		r.ld = startLoad(r.l.Handler(okHandler), "hot", 8, 5*time.Millisecond)
+	}
+	setPhase := func(ph phase) {
+		for _, r := range runs {
+			r.calls[ph] = r.rec.calls.Load()
+			r.ld.set(ph)
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	p.Stop()
+	setPhase(during)
+	time.Sleep(2 * time.Second)
+	p.Cont()
+	setPhase(after)
+	closed := waitFor(t, 3*time.Second, "every breaker closed after SIGCONT", func() bool {
+		for _, r := range runs {
+			if r.l.Breaker().State() != ratelimit.BreakerClosed {
+				return false
+			}
+		}
+		return true
+	})
+	time.Sleep(300 * time.Millisecond)
+	for _, r := range runs {
+		r.ld.Stop()
+	}
+	for _, r := range runs {
+		r.rec.wait(t)
+	}
+	t.Logf("all three breakers closed %v after SIGCONT", closed.Round(time.Millisecond))
+
+	for i, pol := range policies {
+		r := runs[i]
+		t.Run(pol.name, func(t *testing.T) {
+			r.ld.report(t, pol.name)
+			ta, rec, ld := r.ta, r.rec, r.ld
+			endDuring := r.calls[after]
+			callsDuring := endDuring - r.calls[during]
+			t.Logf("store calls while stopped: %d for %d requests; decisions: %v; errors told: %d", callsDuring, ld.requests(during), ta, r.errors.Load())
+			t.Logf("Redis: took %d tokens, refused %d late calls, %d other errors %q", rec.taken.Load(), rec.late.Load(), rec.failed.Load(), rec.errorTexts())
+
+			if m := ld.maxAll(); m > 500*time.Millisecond {
+				t.Errorf("slowest request took %v; want every one answered within about the 100ms budget (< 500ms)", m)
+			}
+			for c := range 600 {
+				if n := ld.code(during, c); n > 0 && !contains(pol.during, c) {
+					t.Errorf("%d requests answered %d while Redis was stopped; want only %v", n, c, pol.during)
+				}
+			}
+			if !ta.opened() {
+				t.Error("the breaker never opened")
+			}
+			if callsDuring > 20 || callsDuring*10 > ld.requests(during) {
+				t.Errorf("%d store calls for %d requests while Redis was stopped: want the open breaker to spare it (at most 20, under a tenth)", callsDuring, ld.requests(during))
+			}
+			if pol.name == "fallback" {
+				allowed, denied := ta.get(ratelimit.FromFallback, ratelimit.Allowed), ta.get(ratelimit.FromFallback, ratelimit.Denied)
+				if allowed != 100 || denied == 0 {
+					t.Errorf("fallback admitted %d and denied %d; want exactly its share, 100,000/1,000 = 100, then denials", allowed, denied)
+				}
+			}
+
+			// Tokens: Redis took exactly what its answers say, and the
+			// calls that reached it late took nothing.
+			byLimiter := ta.get(ratelimit.FromStore, ratelimit.Allowed) - 1 // less the warm-up, another key
+			rem := remaining(t, r.l, "hot")
+			consumed := int64(bigBudget.Burst - rem)
+			t.Logf("hot key: %d tokens consumed; Redis answered allowed for %d tokens, the limiter saw %d in time", consumed, rec.taken.Load()-1, byLimiter)
+			if consumed != rec.taken.Load()-1 {
+				t.Errorf("the hot key lost %d tokens but Redis admitted %d requests: a decision counted twice or a late one took tokens", consumed, rec.taken.Load()-1)
+			}
+			if consumed < byLimiter {
+				t.Errorf("the hot key lost %d tokens, fewer than the %d requests admitted by Redis", consumed, byLimiter)
+			}
+
+			// Limiting resumed: the key's budget is enforced again.
+			if res := check(t, r.l, "hot", rem+1); res.Allowed {
+				t.Errorf("after SIGCONT a request of cost %d on a key with %d left was allowed", rem+1, rem)
+			}
+			if res := check(t, r.l, "hot", rem); !res.Allowed || res.Remaining != 0 {
+				t.Errorf("after SIGCONT a request of cost %d on a key with %d left: %+v; want allowed, none left", rem, rem, res)
+			}
+		})
+	}
+	var late int64
+	for _, r := range runs {
+		late += r.rec.late.Load()
+	}
+	if late == 0 {
+		t.Error("no call sent while Redis was stopped came back ErrLate: the test did not exercise late calls")
+	}
+}
+
+func contains(list []int, v int) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
