@@ -188,6 +188,22 @@ func defaultClient(t *testing.T, addr string) *goredis.Client {
 	return c
 }
 
+// recommendedClient is the go-redis client docs/redis.md recommends in
+// front of a limiter with the default 100 ms budget.
+func recommendedClient(t *testing.T, addr string) *goredis.Client {
+	c := goredis.NewClient(&goredis.Options{
+		Addr:                  addr,
+		DialTimeout:           250 * time.Millisecond,
+		ReadTimeout:           100 * time.Millisecond,
+		WriteTimeout:          100 * time.Millisecond,
+		PoolTimeout:           100 * time.Millisecond,
+		ContextTimeoutEnabled: true,
+		MaxRetries:            -1,
+	})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // countErrors is an error handler that counts the failures told to it.
 func countErrors(n *atomic.Int64) ratelimit.Option {
 	return ratelimit.WithErrorHandler(func(http.ResponseWriter, *http.Request, error) { n.Add(1) })
@@ -363,9 +379,25 @@ func scriptCalls(t *testing.T, c *goredis.Client) int64 {
 
 // TestFaultStoppedRedis freezes Redis (SIGSTOP) for 2 s under load from
 // three limiters, one per failure policy, 8 goroutines each, and resumes it.
+// It runs with a go-redis client of default options and with the options
+// docs/redis.md recommends, and reports the client's pool statistics.
 func TestFaultStoppedRedis(t *testing.T) {
-	p := startRedis(t)
-	store := redisstore.New(defaultClient(t, p.Addr()))
+	for _, tt := range []struct {
+		name   string
+		client func(t *testing.T, addr string) *goredis.Client
+	}{
+		{"default client", defaultClient},
+		{"recommended client", recommendedClient},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startRedis(t)
+			stoppedRedis(t, p, tt.client(t, p.Addr()))
+		})
+	}
+}
+
+func stoppedRedis(t *testing.T, p *redisProc, client *goredis.Client) {
+	store := redisstore.New(client)
 	policies := []struct {
 		name   string
 		opts   []ratelimit.Option
@@ -393,7 +425,11 @@ func TestFaultStoppedRedis(t *testing.T) {
 		}
 		runs[i] = r
 	}
+	admin := defaultClient(t, p.Addr())
+	scripts0 := scriptCalls(t, admin)
+	var calls0 int64
 	for _, r := range runs {
+		calls0 += r.rec.calls.Load()
 		r.ld = startLoad(r.l.Handler(okHandler), "hot", 8, 5*time.Millisecond)
 	}
 	setPhase := func(ph phase) {
@@ -423,7 +459,22 @@ func TestFaultStoppedRedis(t *testing.T) {
 	for _, r := range runs {
 		r.rec.wait(t)
 	}
-	t.Logf("all three breakers closed %v after SIGCONT", closed.Round(time.Millisecond))
+	// Calls Redis ran whose answers no one read: sent while it was stopped
+	// by a client that gave up on them (ContextTimeoutEnabled closes the
+	// connection); they reached Redis late, as did those answered ErrLate.
+	var answered, late int64
+	for _, r := range runs {
+		answered += r.rec.calls.Load() - r.rec.failed.Load()
+		late += r.rec.late.Load()
+	}
+	unread := scriptCalls(t, admin) - scripts0 - (answered - calls0)
+	t.Logf("calls that reached Redis after their deadline: %d answered ErrLate, %d run with no one left to read the answer", late, unread)
+	if late+unread == 0 {
+		t.Error("no call reached Redis after its deadline: the test did not exercise late calls")
+	}
+	ps := client.PoolStats()
+	t.Logf("all three breakers closed %v after SIGCONT; go-redis pool: %d connections dialed (misses), %d waits for a connection timed out, %d open at the end",
+		closed.Round(time.Millisecond), ps.Misses, ps.Timeouts, ps.TotalConns)
 
 	for i, pol := range policies {
 		r := runs[i]
@@ -477,13 +528,6 @@ func TestFaultStoppedRedis(t *testing.T) {
 				t.Errorf("after SIGCONT a request of cost %d on a key with %d left: %+v; want allowed, none left", rem, rem, res)
 			}
 		})
-	}
-	var late int64
-	for _, r := range runs {
-		late += r.rec.late.Load()
-	}
-	if late == 0 {
-		t.Error("no call sent while Redis was stopped came back ErrLate: the test did not exercise late calls")
 	}
 }
 
