@@ -224,23 +224,32 @@ func request(h http.Handler, key string, cost int) int {
 	return w.Code
 }
 
-// check decides on key at cost through l.Check.
-func check(t *testing.T, l *ratelimit.Limiter, key string, cost int) ratelimit.Result {
+// check decides on key at cost through l.Check, by the store: it waits for
+// the breaker to close and tries again if the store did not decide (a busy
+// machine may time out a call), for at most 3 s.
+func check(t *testing.T, l *ratelimit.Limiter, ta *tally, key string, cost int) ratelimit.Result {
 	t.Helper()
-	r := httptest.NewRequest(http.MethodGet, "/", nil)
-	r.Header.Set(keyHeader, key)
-	r.Header.Set(costHeader, strconv.Itoa(cost))
-	res, err := l.Check(r)
-	if err != nil {
-		t.Fatalf("Check(%s, cost %d): %v", key, cost, err)
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		decided := ta.get(ratelimit.FromStore, ratelimit.Allowed) + ta.get(ratelimit.FromStore, ratelimit.Denied)
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set(keyHeader, key)
+		r.Header.Set(costHeader, strconv.Itoa(cost))
+		res, err := l.Check(r)
+		if err == nil && ta.get(ratelimit.FromStore, ratelimit.Allowed)+ta.get(ratelimit.FromStore, ratelimit.Denied) > decided {
+			return res
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Check(%s, cost %d) not decided by the store within 3s: %v", key, cost, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	return res
 }
 
 // remaining reads key's budget with a call of cost 0, which takes nothing.
-func remaining(t *testing.T, l *ratelimit.Limiter, key string) int {
+func remaining(t *testing.T, l *ratelimit.Limiter, ta *tally, key string) int {
 	t.Helper()
-	return check(t, l, key, 0).Remaining
+	return check(t, l, ta, key, 0).Remaining
 }
 
 // phase is a stretch of a fault test: before the fault, during it, after.
@@ -510,7 +519,7 @@ func stoppedRedis(t *testing.T, p *redisProc, client *goredis.Client) {
 			// Tokens: Redis took exactly what its answers say, and the
 			// calls that reached it late took nothing.
 			byLimiter := ta.get(ratelimit.FromStore, ratelimit.Allowed) - 1 // less the warm-up, another key
-			rem := remaining(t, r.l, "hot")
+			rem := remaining(t, r.l, ta, "hot")
 			consumed := int64(bigBudget.Burst - rem)
 			t.Logf("hot key: %d tokens consumed; Redis answered allowed for %d tokens, the limiter saw %d in time", consumed, rec.taken.Load()-1, byLimiter)
 			if consumed != rec.taken.Load()-1 {
@@ -521,10 +530,10 @@ func stoppedRedis(t *testing.T, p *redisProc, client *goredis.Client) {
 			}
 
 			// Limiting resumed: the key's budget is enforced again.
-			if res := check(t, r.l, "hot", rem+1); res.Allowed {
+			if res := check(t, r.l, ta, "hot", rem+1); res.Allowed {
 				t.Errorf("after SIGCONT a request of cost %d on a key with %d left was allowed", rem+1, rem)
 			}
-			if res := check(t, r.l, "hot", rem); !res.Allowed || res.Remaining != 0 {
+			if res := check(t, r.l, ta, "hot", rem); !res.Allowed || res.Remaining != 0 {
 				t.Errorf("after SIGCONT a request of cost %d on a key with %d left: %+v; want allowed, none left", rem, rem, res)
 			}
 		})
@@ -555,7 +564,7 @@ func TestFaultKillAndRestart(t *testing.T) {
 			t.Fatalf("request %d before the kill: %d", i+1, code)
 		}
 	}
-	if rem := remaining(t, l, "k"); rem != 2 {
+	if rem := remaining(t, l, ta, "k"); rem != 2 {
 		t.Fatalf("before the kill: %d left, want 2", rem)
 	}
 
@@ -610,7 +619,7 @@ func TestFaultKillAndRestart(t *testing.T) {
 		t.Errorf("the new server never ran EVAL: the script was not sent again after NOSCRIPT")
 	}
 	// Documented: a restart without persistence forgets every budget.
-	if rem := remaining(t, l, "k"); rem != limit.Rate {
+	if rem := remaining(t, l, ta, "k"); rem != limit.Rate {
 		t.Errorf("after a restart without persistence k has %d left, want the full %d: budgets are forgotten", rem, limit.Rate)
 	}
 	for i := range 5 {
@@ -667,7 +676,7 @@ func TestFaultDebugSleep(t *testing.T) {
 		t.Error("no call queued behind DEBUG SLEEP came back ErrLate")
 	}
 	inTime := ta.get(ratelimit.FromStore, ratelimit.Allowed)
-	consumed := int64(bigBudget.Burst - remaining(t, l, "hot"))
+	consumed := int64(bigBudget.Burst - remaining(t, l, ta, "hot"))
 	if consumed != rec.taken.Load() {
 		t.Errorf("the key lost %d tokens, Redis admitted %d: a call that reached it late took tokens", consumed, rec.taken.Load())
 	}
@@ -710,7 +719,7 @@ func TestFaultScriptFlush(t *testing.T) {
 		t.Errorf("only %d EVALs after %d flushes: the flushes did not hit the traffic", calls["eval"], flushes)
 	}
 	allowed := ta.get(ratelimit.FromStore, ratelimit.Allowed)
-	consumed := int64(bigBudget.Burst - remaining(t, l, "hot"))
+	consumed := int64(bigBudget.Burst - remaining(t, l, ta, "hot"))
 	if consumed != allowed || consumed != rec.taken.Load() || allowed != ld.requests(before) {
 		t.Errorf("%d requests, %d allowed, Redis admitted %d, the key lost %d tokens: want all equal", ld.requests(before), allowed, rec.taken.Load(), consumed)
 	}
@@ -823,7 +832,7 @@ func TestFaultOutOfMemory(t *testing.T) {
 	if recovered > 2*time.Second {
 		t.Errorf("limiting resumed %v after memory was freed, want within about a second", recovered)
 	}
-	consumed := int64(bigBudget.Burst - remaining(t, l, "hot"))
+	consumed := int64(bigBudget.Burst - remaining(t, l, ta, "hot"))
 	if consumed != rec.taken.Load() {
 		t.Errorf("the key lost %d tokens, Redis admitted %d: a failed decision took tokens", consumed, rec.taken.Load())
 	}
