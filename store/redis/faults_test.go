@@ -25,8 +25,9 @@ import (
 // The fault tests run a redis-server of their own (redisproc_test.go) and
 // break it the ways production Redis breaks: frozen, killed and restarted,
 // stalled by a slow command, its scripts flushed, out of memory, flooded.
-// Each goes through the path a user has: a go-redis client with default
-// options, the Redis store, a Limiter and HTTP requests. Bounds on time
+// Each goes through the path a user has: a go-redis client (with default
+// options unless the test says otherwise), the Redis store, a Limiter and
+// HTTP requests. Bounds on time
 // are generous tails, never tight timers.
 
 // bigBudget holds 100,000 tokens and refills 10 a day, nothing within a
@@ -277,10 +278,11 @@ type load struct {
 }
 
 // startLoad runs workers goroutines that each send a request for key
-// through h, then sleep pace, until Stop.
-func startLoad(h http.Handler, key string, workers int, pace time.Duration) *load {
+// through h, then sleep pace, until Stop or the end of the test.
+func startLoad(t *testing.T, h http.Handler, key string, workers int, pace time.Duration) *load {
 	ctx, cancel := context.WithCancel(context.Background())
 	ld := &load{stop: cancel}
+	t.Cleanup(ld.Stop)
 	for range workers {
 		ld.wg.Add(1)
 		go func() {
@@ -407,6 +409,8 @@ func TestFaultStoppedRedis(t *testing.T) {
 
 func stoppedRedis(t *testing.T, p *redisProc, client *goredis.Client) {
 	store := redisstore.New(client)
+	fallback := memory.New()
+	t.Cleanup(func() { fallback.Close() })
 	policies := []struct {
 		name   string
 		opts   []ratelimit.Option
@@ -415,7 +419,7 @@ func stoppedRedis(t *testing.T, p *redisProc, client *goredis.Client) {
 		{"fail-open", nil, []int{http.StatusOK}},
 		{"fail-closed", []ratelimit.Option{ratelimit.WithFailClosed()}, []int{http.StatusServiceUnavailable}},
 		// 1,000 instances: a share of 100 tokens, so the share shows.
-		{"fallback", []ratelimit.Option{ratelimit.WithFallback(memory.New(), 1000)}, []int{http.StatusOK, http.StatusTooManyRequests}},
+		{"fallback", []ratelimit.Option{ratelimit.WithFallback(fallback, 1000)}, []int{http.StatusOK, http.StatusTooManyRequests}},
 	}
 	type run struct {
 		rec    *recordingStore
@@ -439,7 +443,7 @@ func stoppedRedis(t *testing.T, p *redisProc, client *goredis.Client) {
 	var calls0 int64
 	for _, r := range runs {
 		calls0 += r.rec.calls.Load()
-		r.ld = startLoad(r.l.Handler(okHandler), "hot", 8, 5*time.Millisecond)
+		r.ld = startLoad(t, r.l.Handler(okHandler), "hot", 8, 5*time.Millisecond)
 	}
 	setPhase := func(ph phase) {
 		for _, r := range runs {
@@ -644,7 +648,7 @@ func TestFaultDebugSleep(t *testing.T) {
 	h := l.Handler(okHandler)
 	request(h, "hot", -1) // loads the script
 
-	ld := startLoad(h, "hot", 4, 5*time.Millisecond)
+	ld := startLoad(t, h, "hot", 4, 5*time.Millisecond)
 	time.Sleep(200 * time.Millisecond)
 	ld.set(during)
 	admin := defaultClient(t, p.Addr())
@@ -696,7 +700,7 @@ func TestFaultScriptFlush(t *testing.T) {
 	h := l.Handler(okHandler)
 	admin := defaultClient(t, p.Addr())
 
-	ld := startLoad(h, "hot", 4, 2*time.Millisecond)
+	ld := startLoad(t, h, "hot", 4, 2*time.Millisecond)
 	flushes := 0
 	for range 40 {
 		time.Sleep(25 * time.Millisecond)
@@ -789,7 +793,7 @@ func TestFaultOutOfMemory(t *testing.T) {
 		t.Fatalf("SET after filling 2 MB: %v, want an OOM error", err)
 	}
 	calls0 := rec.calls.Load()
-	ld := startLoad(h, "hot", 8, 5*time.Millisecond)
+	ld := startLoad(t, h, "hot", 8, 5*time.Millisecond)
 	ld.set(during)
 	time.Sleep(1500 * time.Millisecond)
 	callsOOM := rec.calls.Load() - calls0
