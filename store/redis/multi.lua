@@ -12,12 +12,13 @@
 -- allowed, their decisions; else nothing is taken, allowed says whether the
 -- take alone would pass, retry-after is set for those that would not, and
 -- remaining and reset-after describe the budget as it is. {-1} when the
--- call came after its deadline and took nothing.
+-- call came after its deadline and took nothing. Last, in every case, the
+-- clock the script used (µs), as single.lua returns it.
 local algorithms = {[0] = bucket, [1] = window, [2] = swindow, [3] = slidinglog}
 
-local now, slack = clock(ARGV[1], ARGV[2])
-if not now then
-  return {-1}
+local now, slack, late = clock(ARGV[1], ARGV[2])
+if late then
+  return {-1, now}
 end
 
 local takes, results, writes = {}, {}, {}
@@ -47,4 +48,5 @@ for i, t in ipairs(takes) do
     out[4 * (i - 1) + j] = r[j]
   end
 end
+out[#out + 1] = now
 return out

@@ -15,10 +15,11 @@
 -- script (single.lua) commits at once; multi.lua commits only if every take
 -- is allowed.
 
--- clock returns now in µs and the slack of expiries; nil when the call
+-- clock returns now in µs, the slack of expiries, and whether the call
 -- came after the caller's deadline (the caller has given up on it).
 -- app is the app's clock in µs or "": Redis TIME; deadline the caller's
--- deadline in µs or "": none, checked only against Redis TIME.
+-- deadline in µs or "": none, checked only against Redis TIME (the store
+-- sends it in Redis's clock, from the TIME each script returns last).
 local function clock(app, deadline)
   -- Expiries are relative, so clocks that disagree never expire a key early;
   -- with the app's clock, a second more for app servers whose clocks differ.
@@ -30,10 +31,10 @@ local function clock(app, deadline)
     slack = 0
     local d = tonumber(deadline)
     if d and now > d then
-      return nil
+      return now, slack, true
     end
   end
-  return now, slack
+  return now, slack, false
 end
 
 -- commit runs the writes of a decision.

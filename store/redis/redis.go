@@ -17,10 +17,11 @@
 // passes it to the script, which takes nothing once Redis's clock is past
 // it: a decision that reached a stalled Redis after the caller gave up (and
 // the failure policy answered) does not take tokens when Redis resumes.
-// What remains possible: a call that Redis ran just before its deadline
-// while the reply was lost counts a request the caller saw fail, and an app
-// server whose clock runs ahead of Redis's by d lets such late calls through
-// for d longer. With [WithAppClock] the deadline is not checked.
+// The deadline travels in Redis's clock: scripts return the TIME they used,
+// and the store keeps the offset between the clocks, so app servers whose
+// clocks are off are not refused. What remains possible: a call that Redis
+// ran just before its deadline while the reply was lost counts a request
+// the caller saw fail. With [WithAppClock] the deadline is not checked.
 package redis
 
 import (
@@ -46,6 +47,7 @@ type Store struct {
 	sharded bool
 	prefix  string
 	now     func() time.Time // nil: Redis TIME
+	skew    skew             // how far Redis's clock is from the app's
 
 	argsMu sync.RWMutex
 	args   map[ratelimit.Limit][3]any // a limit's script arguments, formatted once
@@ -197,15 +199,19 @@ func (s *Store) clockArgs(ctx context.Context) (clock, deadline any) {
 	if s.now != nil {
 		clock = s.now().UnixMicro()
 	} else if d, ok := ctx.Deadline(); ok {
-		deadline = d.UnixMicro()
+		if rd, ok := s.skew.deadline(d); ok {
+			deadline = rd
+		}
 	}
 	return clock, deadline
 }
 
 // eval runs sc with args, which start "evalsha", sha: one EVALSHA, and an
 // EVAL only after NOSCRIPT, each sent at most once. It returns the
-// script's integers.
+// script's integers but the last, the clock the script used, from which it
+// learns Redis's clock.
 func (s *Store) eval(ctx context.Context, sc *script, args []any) ([]int64, error) {
+	sent := time.Now()
 	cmd := onceCmd{goredis.NewCmd(ctx, args...)}
 	err := s.client.Process(ctx, cmd)
 	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
@@ -220,5 +226,11 @@ func (s *Store) eval(ctx context.Context, sc *script, args []any) ([]int64, erro
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
 	}
-	return v, nil
+	if len(v) == 0 {
+		return nil, fmt.Errorf("ratelimit/redis: %s returned nothing", sc.name)
+	}
+	if s.now == nil {
+		s.skew.observe(v[len(v)-1], sent, time.Now())
+	}
+	return v[:len(v)-1], nil
 }

@@ -7,15 +7,18 @@
 -- ARGV[4]  period in µs
 -- ARGV[5]  the app's clock in µs since the epoch, or "": Redis TIME
 -- ARGV[6]  the caller's deadline in µs since the epoch, or "": none
--- Returns {allowed (0|1), remaining, retry-after µs, reset-after µs};
--- {-1, 0, 0, 0} when the call came after its deadline and took nothing.
+-- Returns {allowed (0|1), remaining, retry-after µs, reset-after µs, now};
+-- {-1, 0, 0, 0, now} when the call came after its deadline and took
+-- nothing. now, the clock the script used (µs), lets the store learn how
+-- far Redis's clock is from its own.
 local function single(decide)
-  local now, slack = clock(ARGV[5], ARGV[6])
-  if not now then
-    return {-1, 0, 0, 0}
+  local now, slack, late = clock(ARGV[5], ARGV[6])
+  if late then
+    return {-1, 0, 0, 0, now}
   end
   local result, writes = decide(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]),
     tonumber(ARGV[3]), tonumber(ARGV[4]), now, slack)
   commit(writes)
+  result[5] = now
   return result
 end
