@@ -192,6 +192,7 @@ func TestLateAllowAllTakesNothing(t *testing.T) {
 // on the first decision or Remaining that differs, or a RetryAfter or
 // ResetAfter more than 1 µs apart (the script counts in µs).
 func TestAllowAllEqualsMemory(t *testing.T) {
+	t.Parallel()
 	mr, c := newMini(t)
 	rs := redisstore.New(c)
 	var now time.Time

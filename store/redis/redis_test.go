@@ -91,6 +91,7 @@ func (c *appClock) Now() time.Time  { return time.Unix(0, c.ns.Load()) }
 func (c *appClock) Set(t time.Time) { c.ns.Store(t.UnixNano()) }
 
 func TestConformanceMiniredis(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) ratelimit.Store {
 		_, c := newMini(t)
 		return redisstore.New(c)
@@ -109,8 +110,10 @@ func TestConformanceMiniredisWithClock(t *testing.T) {
 }
 
 func TestConformanceRealRedis(t *testing.T) {
+	t.Parallel()
 	for _, srv := range requireReal(t) {
 		t.Run(srv.name, func(t *testing.T) {
+			t.Parallel()
 			storetest.Run(t, func(t *testing.T) ratelimit.Store {
 				return redisstore.New(srv.client(t), redisstore.WithPrefix(prefix(t)))
 			})
@@ -121,8 +124,10 @@ func TestConformanceRealRedis(t *testing.T) {
 // TestConformanceRealRedisWithAppClock runs the exact, clock-controlled
 // suite on the real servers through the app-clock option.
 func TestConformanceRealRedisWithAppClock(t *testing.T) {
+	t.Parallel()
 	for _, srv := range requireReal(t) {
 		t.Run(srv.name, func(t *testing.T) {
+			t.Parallel()
 			storetest.RunWithClock(t, func(t *testing.T) (ratelimit.Store, func(time.Time)) {
 				c := &appClock{}
 				return redisstore.New(srv.client(t), redisstore.WithPrefix(prefix(t)), redisstore.WithAppClock(c.Now)), c.Set
