@@ -30,6 +30,42 @@ type MultiStore interface {
 	AllowAll(ctx context.Context, takes []Take, results []Result) error
 }
 
+// ErrDuplicateKey reports two takes of one AllowAll call with the same key.
+var ErrDuplicateKey = errors.New("ratelimit: AllowAll: keys must be distinct")
+
+// ValidateTakes checks the arguments of [MultiStore.AllowAll]: one result
+// per take, each take valid as by [ValidateCall], and no key twice (an
+// error that names the takes, not the key, which may be a client's data).
+func ValidateTakes(takes []Take, results []Result) error {
+	if len(results) != len(takes) {
+		return fmt.Errorf("ratelimit: AllowAll: %d results for %d takes", len(results), len(takes))
+	}
+	for i := range takes {
+		t := &takes[i]
+		if err := ValidateCall(t.Key, t.Limit, t.N); err != nil {
+			return err
+		}
+	}
+	if len(takes) > 32 {
+		seen := make(map[string]int, len(takes))
+		for i := range takes {
+			if j, dup := seen[takes[i].Key]; dup {
+				return fmt.Errorf("%w: takes %d and %d", ErrDuplicateKey, j, i)
+			}
+			seen[takes[i].Key] = i
+		}
+		return nil
+	}
+	for i := range takes {
+		for j := range i {
+			if takes[i].Key == takes[j].Key {
+				return fmt.Errorf("%w: takes %d and %d", ErrDuplicateKey, j, i)
+			}
+		}
+	}
+	return nil
+}
+
 // ErrCrossSlot is returned by a MultiStore that cannot decide the keys of
 // one call atomically, such as Redis Cluster keys in different slots;
 // [AllowAll] then decides them one by one.
@@ -44,17 +80,12 @@ var ErrCrossSlot = errors.New("ratelimit: keys cannot be decided in one atomic s
 // between the report and the take can leave earlier takes spent, the
 // documented cost of not being atomic.
 func AllowAll(ctx context.Context, store Store, takes []Take, results []Result) error {
-	if len(results) != len(takes) {
-		return fmt.Errorf("ratelimit: AllowAll: %d results for %d takes", len(results), len(takes))
+	if err := ValidateTakes(takes, results); err != nil {
+		return err
 	}
 	if ms, ok := store.(MultiStore); ok {
 		err := ms.AllowAll(ctx, takes, results)
 		if !errors.Is(err, ErrCrossSlot) {
-			return err
-		}
-	}
-	for _, t := range takes {
-		if err := ValidateCall(t.Key, t.Limit, t.N); err != nil {
 			return err
 		}
 	}

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/ratelimit-go/ratelimit"
 )
@@ -28,7 +27,7 @@ const maxStackTakes = 8
 // distinct. It does not allocate for up to 8 takes of keys it already
 // holds.
 func (s *Store) AllowAll(ctx context.Context, takes []ratelimit.Take, results []ratelimit.Result) error {
-	if err := validateTakes(takes, results); err != nil {
+	if err := ratelimit.ValidateTakes(takes, results); err != nil {
 		return err
 	}
 	if len(takes) == 0 {
@@ -147,42 +146,4 @@ func nextShard(p []pending, after int) int {
 		}
 	}
 	return next
-}
-
-// validateTakes checks AllowAll's arguments: one result per take, each take
-// valid as by ratelimit.ValidateCall, and no key twice.
-func validateTakes(takes []ratelimit.Take, results []ratelimit.Result) error {
-	if len(results) != len(takes) {
-		return fmt.Errorf("ratelimit: AllowAll: %d results for %d takes", len(results), len(takes))
-	}
-	for i := range takes {
-		t := &takes[i]
-		if err := ratelimit.ValidateCall(t.Key, t.Limit, t.N); err != nil {
-			return err
-		}
-	}
-	if len(takes) > 32 {
-		seen := make(map[string]int, len(takes))
-		for i := range takes {
-			if j, dup := seen[takes[i].Key]; dup {
-				return duplicateKey(j, i)
-			}
-			seen[takes[i].Key] = i
-		}
-		return nil
-	}
-	for i := range takes {
-		for j := range i {
-			if takes[i].Key == takes[j].Key {
-				return duplicateKey(j, i)
-			}
-		}
-	}
-	return nil
-}
-
-// duplicateKey is the error of two takes with one key; it names the takes,
-// not the key, which may be a client's data.
-func duplicateKey(i, j int) error {
-	return fmt.Errorf("ratelimit: AllowAll: takes %d and %d have the same key; keys must be distinct", i, j)
 }

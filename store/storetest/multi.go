@@ -157,8 +157,8 @@ func multiBadInput(e *env) {
 		{good, {Key: good.Key, Limit: ratelimit.Limit{Rate: 3, Period: time.Hour, Algorithm: ratelimit.FixedWindow}, N: 1}},
 	}
 	for i, takes := range dups {
-		if err := ms.AllowAll(context.Background(), takes, make([]ratelimit.Result, len(takes))); err == nil {
-			e.t.Fatalf("batch %d with a key twice: no error", i)
+		if err := ms.AllowAll(context.Background(), takes, make([]ratelimit.Result, len(takes))); !errors.Is(err, ratelimit.ErrDuplicateKey) {
+			e.t.Fatalf("batch %d with a key twice: %v, want ErrDuplicateKey", i, err)
 		}
 	}
 	if err := ms.AllowAll(context.Background(), []ratelimit.Take{good}, nil); err == nil {
