@@ -135,8 +135,11 @@ func isCallError(err error) bool {
 // limiter's namespace, and hashed if long, so that attacker-chosen headers
 // cannot grow memory or Redis keys without bound.
 func (l *Limiter) storeKey(key string) string {
-	return boundKey(l.prefix + key)
+	return l.keys.storeKey(key, l.namespaced)
 }
+
+// namespaced is key in the limiter's namespace, hashed if long.
+func (l *Limiter) namespaced(key string) string { return boundKey(l.prefix + key) }
 
 // observe tells the observer of d.
 func (l *Limiter) observe(r *http.Request, key string, d decision) {

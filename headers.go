@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -48,6 +49,28 @@ type headerValues struct {
 	policy  []string   // RateLimit-Policy
 	name    string     // the policy's structured-field string, quoted
 	numbers [][]string // numbers[i] is {"i"}
+	recent  *[rateLimitCacheSize]atomic.Pointer[rateLimitValue] // RateLimit values made lately
+}
+
+const rateLimitCacheSize = 1024 // a power of two
+
+// rateLimitValue is a RateLimit header value, shared read-only.
+type rateLimitValue struct {
+	r, t  int64
+	value []string
+}
+
+// rateLimit returns the RateLimit header value `"name";r=r;t=t`, made once
+// for the pairs of r and t that recur, as they do for every client of a
+// limiter: a response then allocates no header value.
+func (v *headerValues) rateLimit(r, t int64) []string {
+	slot := &v.recent[uint64(r*1021+t)&(rateLimitCacheSize-1)]
+	if e := slot.Load(); e != nil && e.r == r && e.t == t {
+		return e.value
+	}
+	value := []string{v.name + ";r=" + strconv.FormatInt(r, 10) + ";t=" + strconv.FormatInt(t, 10)}
+	slot.Store(&rateLimitValue{r: r, t: t, value: value})
+	return value
 }
 
 // maxInterned bounds the numbers a Limiter keeps ready-made.
@@ -68,6 +91,7 @@ func newHeaderValues(name string, l Limit) headerValues {
 		policy:  []string{quoted + ";q=" + strconv.Itoa(l.Capacity()) + ";w=" + strconv.FormatInt(w, 10)},
 		name:    quoted,
 		numbers: numbers,
+		recent:  new([rateLimitCacheSize]atomic.Pointer[rateLimitValue]),
 	}
 }
 
@@ -105,7 +129,7 @@ func (v *headerValues) writeHeaders(h http.Header, style HeaderStyle, res Result
 			t = retryAfterSeconds(res.RetryAfter)
 		}
 		h[HeaderPolicy] = v.policy
-		h[HeaderRateLimit] = []string{v.name + ";r=" + strconv.Itoa(res.Remaining) + ";t=" + strconv.FormatInt(t, 10)}
+		h[HeaderRateLimit] = v.rateLimit(int64(res.Remaining), t)
 	}
 	if retry {
 		h[HeaderRetryAfter] = v.number(retryAfterSeconds(res.RetryAfter))

@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"net/http"
 	"strconv"
 	"strings"
@@ -42,9 +43,10 @@ type Limiter struct {
 	fallback    Store
 	instances   int
 
-	first       policy   // the limit given to New
-	extra       []policy // more, from WithPolicy
-	allPolicies []string // RateLimit-Policy listing every policy
+	keys        *keyCache // store keys of recent request keys
+	first       policy    // the limit given to New
+	extra       []policy  // more, from WithPolicy
+	allPolicies []string  // RateLimit-Policy listing every policy
 
 	observer Observer
 	dryRun   bool
@@ -88,6 +90,7 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	// unnamed limiter's ("/") differs from every named one's.
 	l.prefix = l.name + "/"
 	l.values = newHeaderValues(l.policy, limit)
+	l.keys = &keyCache{seed: maphash.MakeSeed()}
 	l.first = policy{name: l.policy, limit: limit, prefix: l.prefix, values: l.values}
 	if err := l.setUpPolicies(); err != nil {
 		return nil, err
