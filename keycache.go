@@ -16,6 +16,8 @@ type keyCache struct {
 
 const keyCacheSize = 4096 // a power of two
 
+func newKeyCache() *keyCache { return &keyCache{seed: maphash.MakeSeed()} }
+
 type keyEntry struct {
 	raw, full string
 }

@@ -9,7 +9,7 @@ import (
 // TestKeyCacheAnswersEveryKeyWithItsOwn: many goroutines, far more keys
 // than slots, each answer the one the key's own function gives.
 func TestKeyCacheAnswersEveryKeyWithItsOwn(t *testing.T) {
-	var c keyCache
+	c := newKeyCache()
 	full := func(raw string) string { return "ns/" + raw }
 	var wg sync.WaitGroup
 	for g := range 8 {

@@ -3,7 +3,6 @@ package ratelimit
 import (
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"net/http"
 	"strconv"
 	"strings"
@@ -90,7 +89,7 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	// unnamed limiter's ("/") differs from every named one's.
 	l.prefix = l.name + "/"
 	l.values = newHeaderValues(l.policy, limit)
-	l.keys = &keyCache{seed: maphash.MakeSeed()}
+	l.keys = newKeyCache()
 	l.first = policy{name: l.policy, limit: limit, prefix: l.prefix, values: l.values}
 	if err := l.setUpPolicies(); err != nil {
 		return nil, err
