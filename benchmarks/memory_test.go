@@ -3,6 +3,7 @@ package benchmarks
 import (
 	"flag"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -19,7 +20,14 @@ var (
 var (
 	manyKeys  = flag.Int("many-keys", 100_000, "keys of BenchmarkManyKeys")
 	bytesKeys = flag.Int("bytes-keys", 1_000_000, "keys of BenchmarkBytesPerKey")
+	rotate    = flag.Int("rotate", 0, "start each suite's list of libraries this many places later; run.sh turns it each round so that no library always runs first")
 )
+
+// rotated returns names started *rotate places later, wrapping around.
+func rotated(names []string) []string {
+	r := (*rotate%len(names) + len(names)) % len(names)
+	return append(slices.Clone(names[r:]), names[:r]...)
+}
 
 // peer returns the library called name, closed when the benchmark ends.
 // It collects garbage first, so that what earlier benchmarks left behind
@@ -55,7 +63,7 @@ func checkDenied(b *testing.B, denied int64) {
 // BenchmarkHotKeySerial is one key, one goroutine; x/time/rate's
 // Limiter.AllowN(time.Now(), 1) is the floor.
 func BenchmarkHotKeySerial(b *testing.B) {
-	for _, name := range append([]string{"xtimerate"}, PeerNames...) {
+	for _, name := range rotated(append([]string{"xtimerate"}, PeerNames...)) {
 		b.Run("lib="+name, func(b *testing.B) {
 			p := peer(b, name, hotBudget)
 			p.Allow("hot")
@@ -74,7 +82,7 @@ func BenchmarkHotKeySerial(b *testing.B) {
 
 // BenchmarkHotKeyParallel is one key from every core.
 func BenchmarkHotKeyParallel(b *testing.B) {
-	for _, name := range append([]string{"xtimerate"}, PeerNames...) {
+	for _, name := range rotated(append([]string{"xtimerate"}, PeerNames...)) {
 		b.Run("lib="+name, func(b *testing.B) {
 			p := peer(b, name, hotBudget)
 			p.Allow("hot")
@@ -110,7 +118,7 @@ func keyNames(n int) []string {
 // starting point.
 func BenchmarkManyKeys(b *testing.B) {
 	names := keyNames(*manyKeys)
-	for _, name := range PeerNames {
+	for _, name := range rotated(PeerNames) {
 		b.Run("lib="+name, func(b *testing.B) {
 			p := peer(b, name, hotBudget)
 			for _, k := range names {
@@ -146,7 +154,7 @@ func BenchmarkManyKeys(b *testing.B) {
 // what an earlier library leaves in the runtime would count against the
 // next.
 func BenchmarkBytesPerKey(b *testing.B) {
-	for _, name := range PeerNames {
+	for _, name := range rotated(PeerNames) {
 		b.Run("lib="+name, func(b *testing.B) {
 			n := *bytesKeys
 			var perKey float64

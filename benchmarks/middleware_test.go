@@ -38,7 +38,7 @@ func serve(b *testing.B, h http.Handler, closeFn func()) {
 // middleware, keyed by client address, rate-limit headers on; lib=bare is
 // the handler alone. Overhead is a library's ns/op less bare's.
 func BenchmarkMiddleware(b *testing.B) {
-	for _, name := range HTTPNames {
+	for _, name := range rotated(HTTPNames) {
 		b.Run("lib="+name, func(b *testing.B) {
 			h, closeFn, err := NewHTTP(name, httpBudget, Noop)
 			if err != nil {
@@ -52,7 +52,7 @@ func BenchmarkMiddleware(b *testing.B) {
 // BenchmarkGin is a Gin engine with a no-op route behind adapters/gin and
 // behind ulule/limiter's Gin middleware; lib=bare has no limiter.
 func BenchmarkGin(b *testing.B) {
-	for _, name := range GinNames {
+	for _, name := range rotated(GinNames) {
 		b.Run("lib="+name, func(b *testing.B) {
 			h, closeFn, err := NewGin(name, httpBudget)
 			if err != nil {
@@ -68,7 +68,7 @@ func BenchmarkGin(b *testing.B) {
 // memory store, and on ours through the RateLimiterStore bridge); lib=bare
 // has no limiter.
 func BenchmarkEcho(b *testing.B) {
-	for _, name := range EchoNames {
+	for _, name := range rotated(EchoNames) {
 		b.Run("lib="+name, func(b *testing.B) {
 			h, closeFn, err := NewEcho(name, httpBudget)
 			if err != nil {

@@ -4,8 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"flag"
+	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -176,19 +180,43 @@ func redisPeer(b *testing.B, name string, client *goredis.Client, names []string
 	return p
 }
 
-// measure reports round trips and server µs per decision.
+var cmdstats = flag.String("cmdstats", "", "directory to write each Redis benchmark's INFO commandstats per decision into")
+
+// report reports round trips and server µs per decision, and with
+// -cmdstats writes every command the server ran per decision, those the
+// scripts called included, to a file named after the benchmark.
 func report(b *testing.B, c *counter, admin *goredis.Client, before map[string][2]float64) {
 	b.Helper()
 	after := commandStats(b, admin)
 	b.ReportMetric(float64(c.trips.Load())/float64(b.N), "roundtrips/op")
 	b.ReportMetric(serverMicros(c, before, after)/float64(b.N), "server-µs/op")
+	if *cmdstats == "" {
+		return
+	}
+	var out strings.Builder
+	names := make([]string, 0, len(after))
+	for name := range after {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		calls := after[name][0] - before[name][0]
+		if calls <= 0 || name == "info" || connSetup[name] {
+			continue
+		}
+		fmt.Fprintf(&out, "%s %.3f %.3f\n", name, calls/float64(b.N), (after[name][1]-before[name][1])/float64(b.N))
+	}
+	file := filepath.Join(*cmdstats, strings.NewReplacer("/", "_", "=", "-").Replace(b.Name())+".txt")
+	if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
+		b.Error(err)
+	}
 }
 
 // BenchmarkRedisSerial is the latency of one decision on a real
 // redis-server (RATELIMIT_REDIS_ADDR), one goroutine, keys round-robin.
 func BenchmarkRedisSerial(b *testing.B) {
 	names := keyNames(redisKeys)
-	for _, name := range RedisNames {
+	for _, name := range rotated(RedisNames) {
 		b.Run("lib="+name, func(b *testing.B) {
 			client, admin, c := redisClients(b)
 			p := redisPeer(b, name, client, names)
@@ -220,7 +248,7 @@ func BenchmarkRedisSerial(b *testing.B) {
 // one redis-server, keys round-robin from different starting points.
 func BenchmarkRedisParallel(b *testing.B) {
 	names := keyNames(redisKeys)
-	for _, name := range RedisNames {
+	for _, name := range rotated(RedisNames) {
 		b.Run("lib="+name, func(b *testing.B) {
 			client, admin, c := redisClients(b)
 			p := redisPeer(b, name, client, names)
