@@ -79,8 +79,9 @@ func (v *headerValues) number(i int64) []string {
 	return []string{strconv.FormatInt(i, 10)}
 }
 
-// writeHeaders sets the headers of style for res on h.
-func (v *headerValues) writeHeaders(h http.Header, style HeaderStyle, res Result) {
+// writeHeaders sets the headers of style for res on h, and Retry-After if
+// retry (a denial that is answered, not a dry run's).
+func (v *headerValues) writeHeaders(h http.Header, style HeaderStyle, res Result, retry bool) {
 	reset := ceilSeconds(res.ResetAfter)
 	if style == HeadersXRateLimit || style == HeadersBoth {
 		h[HeaderLimit] = v.limit
@@ -95,7 +96,7 @@ func (v *headerValues) writeHeaders(h http.Header, style HeaderStyle, res Result
 		h[HeaderPolicy] = v.policy
 		h[HeaderRateLimit] = []string{v.name + ";r=" + strconv.Itoa(res.Remaining) + ";t=" + strconv.FormatInt(t, 10)}
 	}
-	if !res.Allowed {
+	if retry {
 		h[HeaderRetryAfter] = v.number(retryAfterSeconds(res.RetryAfter))
 	}
 }

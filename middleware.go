@@ -1,21 +1,25 @@
 package ratelimit
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
+	"time"
 )
 
 // Limiter is HTTP middleware that limits requests per key under one Limit.
 // It is safe for concurrent use by multiple goroutines. Build it with
 // [New]; mount it with [Limiter.Handler], or call [Limiter.Admit] from a
 // framework adapter.
+//
+// A request walks one pass: skip → key → deny cache → breaker → store
+// (within the time budget) → failure policy → headers → denial.
 type Limiter struct {
 	store      Store
 	limit      Limit
 	name       string
+	policy     string // name, or "default"
+	prefix     string // the namespace of the limiter's keys in the store
 	keyFunc    KeyFunc
 	cost       func(*http.Request) int
 	deny       http.Handler
@@ -24,11 +28,32 @@ type Limiter struct {
 	skip       func(*http.Request) bool
 	headers    HeaderStyle
 	values     headerValues
+
+	// Bad days: see timeout.go, breaker.go, denycache.go, fallback.go.
+	timeout     time.Duration
+	timeoutSet  bool
+	breaker     *Breaker
+	breakerSet  bool
+	denyKeys    int
+	denyKeysSet bool
+	denies      *denyCache
+	fallback    Store
+	instances   int
+
+	observer Observer
+	dryRun   bool
+	errLog   throttledLog
+	dryLog   throttledLog
+	now      func() time.Time
 }
 
 // New returns a Limiter that takes tokens from store under limit, keying
 // requests by client address unless [WithKeyFunc] says otherwise. A nil
 // store, an invalid limit or a bad option is an error here, never later.
+//
+// On a store that is not [Local], such as Redis, every decision gets a time
+// budget ([DefaultTimeout]), a circuit breaker and a local deny cache by
+// default; see [WithTimeout], [WithBreaker] and [WithDenyCache].
 func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	if store == nil {
 		return nil, errors.New("ratelimit: New: nil store")
@@ -41,18 +66,40 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 		limit:   limit,
 		keyFunc: KeyByIP(),
 		deny:    http.HandlerFunc(tooManyRequests),
-		onError: logError,
+		now:     time.Now,
 	}
+	l.onError = l.logError
 	for _, o := range opts {
 		if err := o(l); err != nil {
 			return nil, err
 		}
 	}
-	name := l.name
-	if name == "" {
-		name = "default"
+	l.policy = l.name
+	if l.policy == "" {
+		l.policy = "default"
 	}
-	l.values = newHeaderValues(name, limit)
+	// Names hold no '/', so no two limiters' namespaces overlap, and an
+	// unnamed limiter's ("/") differs from every named one's.
+	l.prefix = l.name + "/"
+	l.values = newHeaderValues(l.policy, limit)
+	if !isLocal(store) {
+		if !l.timeoutSet {
+			l.timeout = DefaultTimeout
+		}
+		if !l.breakerSet {
+			l.breaker = NewBreaker(DefaultBreakerFailures, DefaultBreakerCoolDown)
+		}
+		if !l.denyKeysSet {
+			l.denyKeys = DefaultDenyCacheKeys
+		}
+	}
+	if l.denyKeys > 0 {
+		l.denies = newDenyCache(l.denyKeys)
+	}
+	if l.breaker != nil && l.observer.BreakerChange != nil {
+		change, policy := l.observer.BreakerChange, l.policy
+		l.breaker.notify(func(s BreakerState) { change(policy, s) })
+	}
 	return l, nil
 }
 
@@ -81,29 +128,15 @@ func (l *Limiter) Handler(next http.Handler) http.Handler {
 // Limit returns the limit the limiter enforces.
 func (l *Limiter) Limit() Limit { return l.limit }
 
+// Breaker returns the limiter's circuit breaker, or nil if it has none.
+func (l *Limiter) Breaker() *Breaker { return l.breaker }
+
 // Check decides on r, taking its tokens if it is allowed, and writes
 // nothing. Its error wraps the KeyFunc's (see [ErrMissingKey]) or the
-// store's.
+// store's; when a fallback store decided, the error is nil.
 func (l *Limiter) Check(r *http.Request) (Result, error) {
-	return l.check(r, l.keyFunc)
-}
-
-func (l *Limiter) check(r *http.Request, keyFunc KeyFunc) (Result, error) {
-	key, err := keyFunc(r)
-	if err != nil {
-		return Result{}, &keyError{err}
-	}
-	if key == "" {
-		return Result{}, &keyError{&MissingKeyError{What: "key", Status: http.StatusBadRequest}}
-	}
-	if l.name != "" {
-		key = l.name + ":" + key
-	}
-	cost := 1
-	if l.cost != nil {
-		cost = l.cost(r)
-	}
-	return l.store.AllowN(r.Context(), boundKey(key), l.limit, cost)
+	d := l.decide(r, l.keyFunc)
+	return d.res, d.err
 }
 
 // Admit decides on r, sets the rate-limit headers on w and, when r is over
@@ -119,20 +152,29 @@ func (l *Limiter) AdmitFunc(w http.ResponseWriter, r *http.Request, keyFunc KeyF
 	if l.skip != nil && l.skip(r) {
 		return true
 	}
-	res, err := l.check(r, keyFunc)
-	if err != nil {
-		return l.fail(w, r, err)
+	d := l.decide(r, keyFunc)
+	if d.err != nil {
+		return l.fail(w, r, d)
 	}
-	l.values.writeHeaders(w.Header(), l.headers, res)
-	if !res.Allowed {
+	if d.failed != nil {
+		l.onError(w, r, d.failed) // the fallback store decided
+	}
+	if !d.res.Allowed && l.dryRun {
+		l.logWouldDeny(r, d.res)
+		l.values.writeHeaders(w.Header(), l.headers, d.res, false)
+		return true
+	}
+	l.values.writeHeaders(w.Header(), l.headers, d.res, !d.res.Allowed)
+	if !d.res.Allowed {
 		l.deny.ServeHTTP(w, r)
 	}
-	return res.Allowed
+	return d.res.Allowed
 }
 
 // fail answers a request that could not be decided, and reports whether
 // it may pass.
-func (l *Limiter) fail(w http.ResponseWriter, r *http.Request, err error) bool {
+func (l *Limiter) fail(w http.ResponseWriter, r *http.Request, d decision) bool {
+	err := d.err
 	var ke *keyError
 	if errors.As(err, &ke) {
 		var missing *MissingKeyError
@@ -147,8 +189,8 @@ func (l *Limiter) fail(w http.ResponseWriter, r *http.Request, err error) bool {
 		}
 		return false
 	}
-	if r.Context().Err() != nil {
-		return false // the client is gone: nothing to serve, nothing to report
+	if d.gone {
+		return false // the client went away: nothing to serve, nothing to report
 	}
 	l.onError(w, r, err)
 	switch {
@@ -170,10 +212,6 @@ func (e *keyError) Unwrap() error { return e.err }
 
 func tooManyRequests(w http.ResponseWriter, _ *http.Request) {
 	http.Error(w, http.StatusText(http.StatusTooManyRequests), http.StatusTooManyRequests)
-}
-
-func logError(_ http.ResponseWriter, r *http.Request, err error) {
-	slog.ErrorContext(context.WithoutCancel(r.Context()), "ratelimit: request not decided", "err", err, "method", r.Method, "path", r.URL.Path)
 }
 
 // problemHandler writes the RFC 9457 problem+json denial of l, naming the

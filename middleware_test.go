@@ -42,6 +42,12 @@ func (k *keyRecorder) AllowN(ctx context.Context, key string, l ratelimit.Limit,
 	return k.Store.AllowN(ctx, key, l, n)
 }
 
+// Local forwards the wrapped store's ratelimit.Local.
+func (k *keyRecorder) Local() bool {
+	l, ok := k.Store.(ratelimit.Local)
+	return ok && l.Local()
+}
+
 type failingStore struct{}
 
 var errDown = errors.New("store down")

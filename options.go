@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // Option configures a [Limiter]; pass options to [New]. An option given a
@@ -126,4 +127,17 @@ func validName(s string) bool {
 		}
 	}
 	return true
+}
+
+// WithClock sets the limiter's clock, which times its deny cache, breaker
+// and log throttling; the default is time.Now. For tests: give it the same
+// clock as the store's (memory.WithClock).
+func WithClock(now func() time.Time) Option {
+	return func(l *Limiter) error {
+		if now == nil {
+			return errors.New("ratelimit: WithClock(nil)")
+		}
+		l.now = now
+		return nil
+	}
 }

@@ -1,13 +1,16 @@
-// Package echo mounts a [ratelimit.Limiter] in an Echo server, and lets
-// Echo's own middleware.RateLimiter use any [ratelimit.Store].
+// Package echo mounts a [ratelimit.Limiter] in an Echo v4 server, and lets
+// Echo's own middleware.RateLimiter use any [ratelimit.Store]. Import it
+// as echolimit:
+//
+//	import echolimit "github.com/ratelimit-go/ratelimit/adapters/echo"
 //
 //	limiter, _ := ratelimit.New(store, ratelimit.PerMinute(100))
 //	e.Use(echolimit.Middleware(limiter))
+//
+// For Echo v5, use the package of the same name in adapters/echov5.
 package echo
 
 import (
-	"context"
-	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -31,8 +34,10 @@ func WithSkipper(skipper middleware.Skipper) Option {
 }
 
 // KeyFromContext keys requests with f, which may read what earlier
-// middleware set on the echo.Context, such as a user id from c.Get. An error
-// from f is answered as the limiter answers a KeyFunc's error.
+// middleware set on the echo.Context, such as a user id from c.Get, or be
+// one of [KeyByRoute], [IdentifierByIP] and their [Compose]. An error from
+// f is answered as the limiter answers a KeyFunc's error. The default is
+// the limiter's own KeyFunc ([ratelimit.KeyByIP] unless configured).
 func KeyFromContext(f func(c echo.Context) (string, error)) Option {
 	return func(c *config) { c.key = f }
 }
@@ -65,37 +70,4 @@ func Middleware(l *ratelimit.Limiter, opts ...Option) echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
-}
-
-// RateLimiterStore lets Echo's own middleware.RateLimiter keep its budgets
-// in any [ratelimit.Store], such as Redis:
-//
-//	e.Use(middleware.RateLimiter(echolimit.NewRateLimiterStore(store, ratelimit.PerMinute(100))))
-//
-// Echo's interface has no context and no headers; prefer [Middleware] where
-// you can.
-type RateLimiterStore struct {
-	store ratelimit.Store
-	limit ratelimit.Limit
-}
-
-var _ middleware.RateLimiterStore = (*RateLimiterStore)(nil)
-
-var errNilStore = errors.New("ratelimit/adapters/echo: RateLimiterStore with a nil store")
-
-// NewRateLimiterStore returns a RateLimiterStore that takes one token per
-// request from store under limit.
-func NewRateLimiterStore(store ratelimit.Store, limit ratelimit.Limit) *RateLimiterStore {
-	return &RateLimiterStore{store: store, limit: limit}
-}
-
-// Allow implements middleware.RateLimiterStore: it takes one token from
-// identifier's budget. Its errors are the store's (and ErrInvalidLimit for a
-// bad limit or ErrEmptyKey for an empty identifier).
-func (s *RateLimiterStore) Allow(identifier string) (bool, error) {
-	if s.store == nil {
-		return false, errNilStore
-	}
-	res, err := s.store.AllowN(context.Background(), identifier, s.limit, 1)
-	return res.Allowed, err
 }

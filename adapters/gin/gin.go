@@ -1,4 +1,7 @@
-// Package gin mounts a [ratelimit.Limiter] in a Gin engine.
+// Package gin mounts a [ratelimit.Limiter] in a Gin engine. Import it as
+// ginlimit:
+//
+//	import ginlimit "github.com/ratelimit-go/ratelimit/adapters/gin"
 //
 //	limiter, _ := ratelimit.New(store, ratelimit.PerMinute(100))
 //	engine.Use(ginlimit.Middleware(limiter))
@@ -23,29 +26,29 @@ type config struct {
 }
 
 // KeyFromContext keys requests with f, which may read what earlier
-// handlers set on the gin.Context, such as a user id from c.GetString. An
-// error from f is answered as the limiter answers a KeyFunc's error (400,
-// or the status of a [ratelimit.MissingKeyError]).
+// handlers set on the gin.Context, such as a user id from c.GetString, or
+// be one of [KeyByRoute], [KeyByIP] and their [Compose]. An error from f
+// is answered as the limiter answers a KeyFunc's error (400, or the status
+// of a [ratelimit.MissingKeyError]). The default is the limiter's own
+// KeyFunc ([ratelimit.KeyByIP] unless configured).
 func KeyFromContext(f func(c *gin.Context) (string, error)) Option {
 	return func(cfg *config) { cfg.key = f }
 }
 
-// KeyByFullPath keys requests by gin's matched route (c.FullPath(), such as
-// "/items/:id"), falling back to the URL path when no route matched.
+// KeyByFullPath keys requests by gin's matched route: it is
+// KeyFromContext([KeyByRoute]()).
 func KeyByFullPath() Option {
-	return KeyFromContext(func(c *gin.Context) (string, error) {
-		if p := c.FullPath(); p != "" {
-			return "route:" + p, nil
-		}
-		return "route:" + c.Request.URL.Path, nil
-	})
+	return KeyFromContext(KeyByRoute())
 }
 
-// KeyByClientIP keys requests by gin's c.ClientIP(). Gin trusts
-// X-Forwarded-For from every proxy until engine.SetTrustedProxies is called,
-// so any client could then pick its own key: call SetTrustedProxies (or
-// SetTrustedProxies(nil)) first, or keep the limiter's own
-// [ratelimit.KeyByIP], which trusts no header unless told.
+// KeyByClientIP keys requests by gin's c.ClientIP(), "ip:" + the address.
+//
+// Gin trusts every proxy until engine.SetTrustedProxies is called: with
+// this option and gin's defaults, every client picks its own key, and so
+// a fresh budget per request, by sending X-Forwarded-For or X-Real-IP.
+// Call engine.SetTrustedProxies with your proxies' ranges first (or
+// SetTrustedProxies(nil) to trust none), or use [KeyByIP], which trusts no
+// header unless told with [ratelimit.TrustProxies].
 func KeyByClientIP() Option {
 	return KeyFromContext(func(c *gin.Context) (string, error) {
 		return "ip:" + c.ClientIP(), nil

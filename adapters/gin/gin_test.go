@@ -3,6 +3,7 @@ package gin_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
 	"github.com/gin-gonic/gin"
@@ -74,14 +75,53 @@ func TestKeyFromContext(t *testing.T) {
 	}
 }
 
-func TestKeyByFullPath(t *testing.T) {
-	e := gin.New()
-	e.Use(ginlimit.Middleware(newLimiter(t), ginlimit.KeyByFullPath()))
-	e.GET("/items/:id", func(c *gin.Context) { c.String(200, "ok") })
-	e.GET("/other", func(c *gin.Context) { c.String(200, "ok") })
-	got := []int{get(e, "/items/1", nil).Code, get(e, "/items/2", nil).Code, get(e, "/items/3", nil).Code, get(e, "/other", nil).Code}
-	if got[0] != 200 || got[1] != 200 || got[2] != 429 || got[3] != 200 {
-		t.Fatalf("codes %v, want one budget for /items/:id", got)
+func TestRouteKeys(t *testing.T) {
+	const client = "203.0.113.9:4711"
+	at := func(remote string) func(*http.Request) { return func(r *http.Request) { r.RemoteAddr = remote } }
+	type req struct {
+		path string
+		set  func(*http.Request)
+	}
+	for _, tc := range []struct {
+		name  string
+		opt   ginlimit.Option
+		reqs  []req
+		codes []int
+	}{
+		{"the route key gives every id of a route one budget", ginlimit.KeyFromContext(ginlimit.KeyByRoute()),
+			[]req{{"/items/1", nil}, {"/items/2", nil}, {"/items/3", nil}, {"/other", nil}},
+			[]int{200, 200, 429, 200}},
+		{"KeyByFullPath is the route key", ginlimit.KeyByFullPath(),
+			[]req{{"/items/1", nil}, {"/items/2", nil}, {"/items/3", nil}, {"/other", nil}},
+			[]int{200, 200, 429, 200}},
+		{"unmatched paths share one budget", ginlimit.KeyByFullPath(),
+			[]req{{"/a", nil}, {"/b", nil}, {"/c", nil}, {"/items/1", nil}},
+			[]int{404, 404, 429, 200}},
+		{"route and address composed give each client a budget per route",
+			ginlimit.KeyFromContext(ginlimit.Compose(ginlimit.KeyByRoute(), ginlimit.KeyByIP())),
+			[]req{{"/items/1", at(client)}, {"/items/2", at(client)}, {"/items/3", at(client)}, {"/items/1", at("198.51.100.1:1")}, {"/other", at(client)}},
+			[]int{200, 200, 429, 200, 200}},
+		{"KeyByIP ignores a forged X-Forwarded-For", ginlimit.KeyFromContext(ginlimit.KeyByIP()),
+			[]req{
+				{"/other", func(r *http.Request) { r.Header.Set("X-Forwarded-For", "192.0.2.1") }},
+				{"/other", func(r *http.Request) { r.Header.Set("X-Forwarded-For", "192.0.2.2") }},
+				{"/other", func(r *http.Request) { r.Header.Set("X-Forwarded-For", "192.0.2.3") }},
+			},
+			[]int{200, 200, 429}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := gin.New()
+			e.Use(ginlimit.Middleware(newLimiter(t), tc.opt))
+			e.GET("/items/:id", func(c *gin.Context) { c.String(200, "ok") })
+			e.GET("/other", func(c *gin.Context) { c.String(200, "ok") })
+			var got []int
+			for _, r := range tc.reqs {
+				got = append(got, get(e, r.path, r.set).Code)
+			}
+			if !slices.Equal(got, tc.codes) {
+				t.Fatalf("codes %v, want %v", got, tc.codes)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,73 @@
+// Package echo mounts a [ratelimit.Limiter] in an Echo v5 server, and lets
+// Echo's own middleware.RateLimiter use any [ratelimit.Store]. Its name is
+// that of the Echo v4 adapter; import it as echolimit:
+//
+//	import echolimit "github.com/ratelimit-go/ratelimit/adapters/echov5"
+//
+//	limiter, _ := ratelimit.New(store, ratelimit.PerMinute(100))
+//	e.Use(echolimit.Middleware(limiter))
+//
+// For Echo v4, use github.com/ratelimit-go/ratelimit/adapters/echo.
+package echo
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v5"
+	"github.com/labstack/echo/v5/middleware"
+
+	"github.com/ratelimit-go/ratelimit"
+)
+
+// Option configures [Middleware].
+type Option func(*config)
+
+type config struct {
+	skipper middleware.Skipper
+	key     func(*echo.Context) (string, error)
+}
+
+// WithSkipper exempts the requests for which skipper returns true, after
+// Echo's convention; the default skips none.
+func WithSkipper(skipper middleware.Skipper) Option {
+	return func(c *config) { c.skipper = skipper }
+}
+
+// KeyFromContext keys requests with f, which may read what earlier
+// middleware set on the *echo.Context, such as a user id from c.Get, or be
+// one of [KeyByRoute], [IdentifierByIP] and their [Compose]. An error from
+// f is answered as the limiter answers a KeyFunc's error. The default is
+// the limiter's own KeyFunc ([ratelimit.KeyByIP] unless configured).
+func KeyFromContext(f func(c *echo.Context) (string, error)) Option {
+	return func(c *config) { c.key = f }
+}
+
+// Middleware returns an echo.MiddlewareFunc that admits requests through
+// l. A denied request gets the limiter's 429 and the next handler does not
+// run. It panics on a nil l, at start-up rather than on the first request.
+func Middleware(l *ratelimit.Limiter, opts ...Option) echo.MiddlewareFunc {
+	if l == nil {
+		panic("ratelimit/adapters/echov5: Middleware(nil)")
+	}
+	cfg := config{skipper: middleware.DefaultSkipper}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c *echo.Context) error {
+			if cfg.skipper != nil && cfg.skipper(c) {
+				return next(c)
+			}
+			var admitted bool
+			if cfg.key == nil {
+				admitted = l.Admit(c.Response(), c.Request())
+			} else {
+				admitted = l.AdmitFunc(c.Response(), c.Request(), func(*http.Request) (string, error) { return cfg.key(c) })
+			}
+			if !admitted {
+				return nil // the limiter wrote the response
+			}
+			return next(c)
+		}
+	}
+}

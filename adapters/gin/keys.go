@@ -1,0 +1,60 @@
+package gin
+
+import (
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/ratelimit-go/ratelimit"
+)
+
+// unmatchedRouteKey is the key of [KeyByRoute] for requests that matched no
+// route.
+const unmatchedRouteKey = "route:unmatched"
+
+// KeyByRoute keys requests by the route gin matched, c.FullPath(), such as
+// "route:/items/:id": all clients share one budget per route, whatever the
+// id. Requests that matched no route share the one key "route:unmatched",
+// never their own path, which the client chooses. Use it with
+// [KeyFromContext]; [Compose] it with [KeyByIP] for a budget per client and
+// route.
+func KeyByRoute() func(*gin.Context) (string, error) {
+	return func(c *gin.Context) (string, error) {
+		if p := c.FullPath(); p != "" {
+			return "route:" + p, nil
+		}
+		return unmatchedRouteKey, nil
+	}
+}
+
+// KeyByIP keys requests by client address with
+// [ratelimit.KeyByIP](opts...) on c.Request, such as "ip:203.0.113.7"
+// (IPv6 clients by /64): the limiter's default key, for use in [Compose].
+// Unlike gin's c.ClientIP(), it uses the connection's address and believes
+// X-Forwarded-For and similar headers only from the proxies named with
+// [ratelimit.TrustProxies]. It never fails, and panics at start-up, not
+// during a request, on the options ratelimit.KeyByIP panics on.
+func KeyByIP(opts ...ratelimit.IPOption) func(*gin.Context) (string, error) {
+	key := ratelimit.KeyByIP(opts...)
+	return func(c *gin.Context) (string, error) { return key(c.Request) }
+}
+
+// Compose keys requests by all of fns at once, joining their keys with "|"
+// as [ratelimit.Compose] does: Compose(KeyByRoute(), KeyByIP()) gives each
+// client a budget per route. It fails if any of them fails.
+func Compose(fns ...func(*gin.Context) (string, error)) func(*gin.Context) (string, error) {
+	return func(c *gin.Context) (string, error) {
+		var b strings.Builder
+		for i, f := range fns {
+			k, err := f(c)
+			if err != nil {
+				return "", err
+			}
+			if i > 0 {
+				b.WriteByte('|')
+			}
+			b.WriteString(k)
+		}
+		return b.String(), nil
+	}
+}

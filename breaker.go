@@ -1,0 +1,181 @@
+package ratelimit
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrBreakerOpen is the error of a decision that was not sent to the store
+// because its [Breaker] is open: the failure policy answered instead.
+var ErrBreakerOpen = errors.New("ratelimit: store failing, breaker open")
+
+// BreakerState is the state of a [Breaker].
+type BreakerState int32
+
+const (
+	// BreakerClosed: the store is called for every decision.
+	BreakerClosed BreakerState = iota
+	// BreakerOpen: the store failed too often; decisions go to the failure
+	// policy without calling it until the cool-down ends.
+	BreakerOpen
+	// BreakerHalfOpen: the cool-down ended and one decision at a time probes
+	// the store; a success closes the breaker, a failure opens it again.
+	BreakerHalfOpen
+)
+
+var breakerStates = [...]string{"closed", "open", "half-open"}
+
+// String returns "closed", "open" or "half-open".
+func (s BreakerState) String() string {
+	if s < 0 || int(s) >= len(breakerStates) {
+		return fmt.Sprintf("BreakerState(%d)", int32(s))
+	}
+	return breakerStates[s]
+}
+
+// Default settings of the breaker every limiter on a store that is not
+// [Local] gets unless [WithBreaker] says otherwise.
+const (
+	DefaultBreakerFailures = 5
+	DefaultBreakerCoolDown = 500 * time.Millisecond
+)
+
+// Breaker is a circuit breaker over a store: after a number of consecutive
+// failures it opens, and decisions go straight to the failure policy for a
+// cool-down; then one decision at a time probes the store, and the first
+// success closes it. An outage so costs one time budget per cool-down,
+// not one per request, and the store is not hammered while it recovers.
+// Limiters on one store may share a Breaker (pass it to each with
+// [WithBreaker]). It is safe for concurrent use by multiple goroutines.
+type Breaker struct {
+	failures int
+	coolDown time.Duration
+
+	state       atomic.Int32 // BreakerState
+	consecutive atomic.Int64 // failures in a row while closed
+
+	mu       sync.Mutex
+	openedAt time.Time // the start of the current cool-down
+	probing  bool      // a probe is in flight
+	onChange []func(BreakerState)
+}
+
+// NewBreaker returns a closed Breaker that opens after failures
+// consecutive store failures and stays open for coolDown before it
+// probes. It panics if failures < 1 or coolDown <= 0, at start-up.
+func NewBreaker(failures int, coolDown time.Duration) *Breaker {
+	if failures < 1 || coolDown <= 0 {
+		panic(fmt.Sprintf("ratelimit: NewBreaker(%d, %v): want failures >= 1 and a positive cool-down", failures, coolDown))
+	}
+	return &Breaker{failures: failures, coolDown: coolDown}
+}
+
+// State returns the breaker's state.
+func (b *Breaker) State() BreakerState { return BreakerState(b.state.Load()) }
+
+// allow reports whether a decision may call the store at now, and whether
+// that call is the probe of a half-open breaker, which must be ended with
+// success, failure or release.
+func (b *Breaker) allow(now time.Time) (ok, probe bool) {
+	if b.State() == BreakerClosed {
+		return true, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch b.State() {
+	case BreakerClosed:
+		return true, false
+	case BreakerOpen:
+		if now.Sub(b.openedAt) < b.coolDown {
+			return false, false
+		}
+		b.setLocked(BreakerHalfOpen)
+	}
+	if b.probing {
+		return false, false
+	}
+	b.probing = true
+	return true, true
+}
+
+// success records a store call that answered.
+func (b *Breaker) success(probe bool) {
+	if !probe {
+		if b.consecutive.Load() != 0 {
+			b.consecutive.Store(0)
+		}
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.probing = false
+	b.consecutive.Store(0)
+	b.setLocked(BreakerClosed)
+}
+
+// failure records a store call that failed at now.
+func (b *Breaker) failure(now time.Time, probe bool) {
+	if !probe && b.consecutive.Add(1) < int64(b.failures) {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if probe {
+		b.probing = false
+	} else if b.State() != BreakerClosed {
+		return // opened already, by a failure of the same burst
+	}
+	b.openedAt = now
+	b.setLocked(BreakerOpen)
+}
+
+// release ends a probe that neither succeeded nor failed, such as one whose
+// client went away, so that the next decision probes instead.
+func (b *Breaker) release(probe bool) {
+	if !probe {
+		return
+	}
+	b.mu.Lock()
+	b.probing = false
+	b.mu.Unlock()
+}
+
+// notify adds f to the functions told of every state change.
+func (b *Breaker) notify(f func(BreakerState)) {
+	b.mu.Lock()
+	b.onChange = append(b.onChange, f)
+	b.mu.Unlock()
+}
+
+func (b *Breaker) setLocked(s BreakerState) {
+	if b.State() == s {
+		return
+	}
+	was := b.State()
+	b.state.Store(int32(s))
+	switch {
+	case s == BreakerOpen && was == BreakerClosed:
+		slog.Warn("ratelimit: store failing, breaker open: the failure policy answers", "failures", b.failures, "cool_down", b.coolDown)
+	case s == BreakerClosed:
+		slog.Info("ratelimit: store answers again, breaker closed")
+	}
+	for _, f := range b.onChange {
+		f(s)
+	}
+}
+
+// WithBreaker sets the circuit breaker in front of the store; limiters on
+// one store may share one. The default for a store that is not [Local] is
+// a breaker of its own per limiter, NewBreaker([DefaultBreakerFailures],
+// [DefaultBreakerCoolDown]); nil turns it off. Changes of state are logged
+// once each by the breaker, with log/slog, and told to [Observer].BreakerChange.
+func WithBreaker(b *Breaker) Option {
+	return func(l *Limiter) error {
+		l.breaker, l.breakerSet = b, true
+		return nil
+	}
+}

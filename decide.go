@@ -1,0 +1,166 @@
+package ratelimit
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"net/http"
+	"time"
+)
+
+// decision is the outcome of one request's pass through the limiter.
+type decision struct {
+	res     Result
+	err     error
+	gone    bool  // the client went away: neither served nor reported
+	failed  error // the store's failure that the fallback store covered
+	source  Source
+	latency time.Duration // of the store call; 0 if there was none
+}
+
+// decide keys r and takes its tokens: from the deny cache if it holds a
+// denial that applies, else from the store within the time budget unless
+// the breaker is open, else from the fallback store. It tells the observer.
+func (l *Limiter) decide(r *http.Request, keyFunc KeyFunc) decision {
+	key, err := keyFunc(r)
+	if err != nil {
+		return decision{err: &keyError{err}}
+	}
+	if key == "" {
+		return decision{err: &keyError{&MissingKeyError{What: "key", Status: http.StatusBadRequest}}}
+	}
+	key = l.storeKey(key)
+	n := 1
+	if l.cost != nil {
+		n = l.cost(r)
+	}
+	d := l.take(r.Context(), key, n)
+	if l.observer.Decision != nil {
+		l.observe(r, key, d)
+	}
+	return d
+}
+
+// take decides on n tokens of key: deny cache, breaker, store, fallback.
+func (l *Limiter) take(ctx context.Context, key string, n int) decision {
+	var now time.Time
+	if l.denies != nil || l.breaker != nil {
+		now = l.now()
+		if l.denies != nil {
+			if res, ok := l.denies.get(key, l.limit, n, now); ok {
+				return decision{res: res, source: FromDenyCache}
+			}
+		}
+	}
+	probe := false
+	if l.breaker != nil {
+		var ok bool
+		if ok, probe = l.breaker.allow(now); !ok {
+			return l.fallBack(ctx, key, n, ErrBreakerOpen)
+		}
+	}
+	var start time.Time
+	if l.observer.Decision != nil {
+		start = time.Now()
+	}
+	res, err := allowWithin(ctx, l.timeout, l.store, key, l.limit, n)
+	d := decision{res: res, err: err}
+	if l.observer.Decision != nil {
+		d.latency = time.Since(start)
+	}
+	switch {
+	case err == nil:
+		if l.breaker != nil {
+			l.breaker.success(probe)
+		}
+		if l.denies != nil {
+			if !res.Allowed {
+				l.denies.put(key, n, now, res)
+			} else if n > 0 {
+				l.denies.forget(key)
+			}
+		}
+		return d
+	case isCallError(err):
+		// A bad cost or key: the store is fine, the call was wrong.
+		if l.breaker != nil {
+			l.breaker.success(probe)
+		}
+		return d
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		if l.breaker != nil {
+			l.breaker.release(probe)
+		}
+		d.gone = true
+		return d
+	}
+	if l.breaker != nil {
+		l.breaker.failure(l.now(), probe)
+	}
+	fb := l.fallBack(ctx, key, n, err)
+	fb.latency = d.latency
+	return fb
+}
+
+// fallBack answers a request the store did not decide because of err: by
+// the fallback store if there is one, else with err for the failure policy.
+func (l *Limiter) fallBack(ctx context.Context, key string, n int, err error) decision {
+	if l.fallback == nil {
+		return decision{err: err, source: FromPolicy}
+	}
+	res, ferr := l.fallback.AllowN(ctx, key, share(l.limit, l.instances, n), n)
+	if ferr != nil {
+		return decision{err: errors.Join(err, ferr), source: FromPolicy}
+	}
+	res.Limit = l.limit // the headers describe the policy, not the share
+	return decision{res: res, source: FromFallback, failed: err}
+}
+
+// isCallError reports an error of the call's arguments rather than of the
+// store.
+func isCallError(err error) bool {
+	return errors.Is(err, ErrInvalidCost) || errors.Is(err, ErrCostExceedsCapacity) ||
+		errors.Is(err, ErrInvalidLimit) || errors.Is(err, ErrEmptyKey)
+}
+
+// storeKey is the key under which the limiter keeps key's budget: in the
+// limiter's namespace, and hashed if long, so that attacker-chosen headers
+// cannot grow memory or Redis keys without bound.
+func (l *Limiter) storeKey(key string) string {
+	return boundKey(l.prefix + key)
+}
+
+// observe tells the observer of d.
+func (l *Limiter) observe(r *http.Request, key string, d decision) {
+	if d.gone {
+		return
+	}
+	var ke *keyError
+	if errors.As(d.err, &ke) {
+		return
+	}
+	o := Decision{
+		Limiter:   l.policy,
+		Policy:    l.policy,
+		Source:    d.source,
+		Limit:     l.limit,
+		Remaining: d.res.Remaining,
+		Latency:   d.latency,
+		Err:       cmp.Or(d.err, d.failed),
+		Request:   r,
+	}
+	switch {
+	case d.err != nil:
+		o.Outcome = Errored
+	case d.res.Allowed:
+		o.Outcome = Allowed
+	case l.dryRun:
+		o.Outcome = DryRunDenied
+	default:
+		o.Outcome = Denied
+	}
+	if l.observer.Keys {
+		o.Key = key
+	}
+	l.observer.Decision(o)
+}

@@ -1,0 +1,150 @@
+package ratelimit
+
+import (
+	"fmt"
+	"hash/maphash"
+	"math"
+	"sync"
+	"time"
+)
+
+// DefaultDenyCacheKeys is the number of denied keys a limiter on a store
+// that is not [Local] remembers unless [WithDenyCache] says otherwise.
+const DefaultDenyCacheKeys = 65_536
+
+// WithDenyCache sets how many denied keys the limiter remembers locally:
+// once the store denies a key a request of cost n with RetryAfter d, the
+// limiter denies that key's requests of cost n or more itself until d has
+// passed, with the same headers, without asking the store. This is exact:
+// other app servers can only take tokens from the key, never give any back,
+// so the store would deny them too. A flooding client so costs the store
+// about one call per RetryAfter per app server. When maxKeys are held the
+// expired ones are dropped, then arbitrary ones (which only costs a store
+// call). The default is [DefaultDenyCacheKeys] for a store that is not
+// [Local]; 0 turns the cache off, and a negative maxKeys is an error.
+func WithDenyCache(maxKeys int) Option {
+	return func(l *Limiter) error {
+		if maxKeys < 0 {
+			return fmt.Errorf("ratelimit: WithDenyCache(%d): negative", maxKeys)
+		}
+		l.denyKeys, l.denyKeysSet = maxKeys, true
+		return nil
+	}
+}
+
+// denyCache remembers recent denials per key, sharded so that concurrent
+// requests rarely wait on one another.
+type denyCache struct {
+	seed   maphash.Seed
+	shards [denyShards]denyShard
+}
+
+const denyShards = 16
+
+type denyShard struct {
+	mu  sync.Mutex
+	m   map[string]denial
+	max int
+	_   [40]byte // keep the locks on separate cache lines
+}
+
+// denial is a store's denial of a request of cost n at a given instant.
+type denial struct {
+	n     int
+	until time.Time // the instant the same request could pass
+	reset time.Time // the instant the key would be full again
+	left  int       // Remaining at the denial
+}
+
+func newDenyCache(maxKeys int) *denyCache {
+	c := &denyCache{seed: maphash.MakeSeed()}
+	for i := range c.shards {
+		c.shards[i].max = max(1, maxKeys/denyShards)
+	}
+	return c
+}
+
+func (c *denyCache) shard(key string) *denyShard {
+	return &c.shards[maphash.String(c.seed, key)%denyShards]
+}
+
+// get returns the denial of a request of cost n on key at now, if the
+// cache holds one that still applies.
+func (c *denyCache) get(key string, limit Limit, n int, now time.Time) (Result, bool) {
+	sh := c.shard(key)
+	sh.mu.Lock()
+	d, ok := sh.m[key]
+	sh.mu.Unlock()
+	if !ok || n < d.n || !now.Before(d.until) {
+		return Result{}, false
+	}
+	retry := d.until.Sub(now)
+	switch {
+	case n == d.n, limit.Algorithm == FixedWindow: // the wait for the window's end
+	case limit.Algorithm == TokenBucket:
+		// n − d.n more tokens, at the bucket's rate.
+		retry += time.Duration(math.Ceil(float64(n-d.n) / limit.PerSecondRate() * float64(time.Second)))
+	default:
+		// A sliding window's wait for more depends on its history: ask.
+		return Result{}, false
+	}
+	return Result{
+		Limit:      limit,
+		Remaining:  d.left,
+		RetryAfter: retry,
+		ResetAfter: max(d.reset.Sub(now), retry),
+	}, true
+}
+
+// put remembers res, the denial of a request of cost n on key by a store
+// called at sent: the store decided after sent, so the wait counted from
+// sent never outlasts the true one.
+func (c *denyCache) put(key string, n int, sent time.Time, res Result) {
+	if res.Allowed || res.RetryAfter <= 0 {
+		return
+	}
+	d := denial{n: n, until: sent.Add(res.RetryAfter), reset: sent.Add(res.ResetAfter), left: res.Remaining}
+	sh := c.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.m == nil {
+		sh.m = make(map[string]denial)
+	}
+	if _, ok := sh.m[key]; !ok && len(sh.m) >= sh.max {
+		sh.makeRoom(sent)
+	}
+	sh.m[key] = d
+}
+
+// forget drops key's denial: this app server took tokens from key, so the
+// wait it remembered is too short.
+func (c *denyCache) forget(key string) {
+	sh := c.shard(key)
+	sh.mu.Lock()
+	if len(sh.m) > 0 {
+		delete(sh.m, key)
+	}
+	sh.mu.Unlock()
+}
+
+// makeRoom drops the expired denials, or if none has expired, an eighth of
+// the shard (at least one), in map order: forgetting a denial only costs a
+// store call.
+func (sh *denyShard) makeRoom(now time.Time) {
+	for k, d := range sh.m {
+		if !now.Before(d.until) {
+			delete(sh.m, k)
+		}
+	}
+	if len(sh.m) < sh.max {
+		return
+	}
+	drop := max(1, sh.max/8)
+	for k := range sh.m {
+		if drop <= 0 {
+			break
+		}
+		delete(sh.m, k)
+		drop--
+	}
+}

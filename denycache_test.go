@@ -1,0 +1,128 @@
+package ratelimit_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/store/memory"
+)
+
+// countingStore counts the calls that reach its store.
+type countingStore struct {
+	ratelimit.Store
+	calls atomic.Int64
+}
+
+func (c *countingStore) AllowN(ctx context.Context, key string, l ratelimit.Limit, n int) (ratelimit.Result, error) {
+	c.calls.Add(1)
+	return c.Store.AllowN(ctx, key, l, n)
+}
+
+// TestDenyCacheIsExact drives one limiter with a deny cache and one store
+// without on the same random timeline (the oracle): every decision must be
+// the same, the cached denials' Retry-After too, with far fewer store calls.
+func TestDenyCacheIsExact(t *testing.T) {
+	limits := []ratelimit.Limit{
+		ratelimit.PerSecond(10).WithBurst(5),
+		ratelimit.PerMinute(10),
+		{Rate: 7, Period: time.Second, Algorithm: ratelimit.FixedWindow},
+		{Rate: 7, Period: time.Second, Algorithm: ratelimit.SlidingWindow},
+		{Rate: 7, Period: time.Second, Algorithm: ratelimit.SlidingLog},
+	}
+	for _, limit := range limits {
+		t.Run(limit.String(), func(t *testing.T) {
+			clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			oracle := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+			cached := &countingStore{Store: memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))}
+			l, err := ratelimit.New(cached, limit, ratelimit.WithDenyCache(100), ratelimit.WithClock(clock.Now),
+				ratelimit.WithCost(func(r *http.Request) int { n, _ := strconv.Atoi(r.Header.Get("Cost")); return n }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(1, uint64(limit.Rate)))
+			step := limit.Period / time.Duration(limit.Rate) / 4
+			const requests = 2000
+			for i := range requests {
+				clock.Add(time.Duration(rng.Int64N(int64(step))))
+				n := 1 + rng.IntN(min(3, limit.Capacity()))
+				r := httptest.NewRequest(http.MethodGet, "/", nil)
+				r.RemoteAddr = "192.0.2.1:1"
+				r.Header.Set("Cost", strconv.Itoa(n))
+				got, err := l.Check(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, _ := oracle.AllowN(context.Background(), "k", limit, n)
+				if got.Allowed != want.Allowed || got.Allowed && got.Remaining != want.Remaining {
+					t.Fatalf("request %d (cost %d): %+v, the oracle says %+v", i, n, got, want)
+				}
+				if !got.Allowed && (got.RetryAfter-want.RetryAfter > time.Microsecond || want.RetryAfter-got.RetryAfter > time.Microsecond) {
+					t.Fatalf("request %d (cost %d): RetryAfter %v, the oracle says %v", i, n, got.RetryAfter, want.RetryAfter)
+				}
+			}
+			if calls := cached.calls.Load(); calls > requests*3/4 {
+				t.Errorf("%d of %d requests reached the store; the deny cache should answer most denials", calls, requests)
+			}
+			t.Logf("%d of %d requests reached the store", cached.calls.Load(), requests)
+		})
+	}
+}
+
+func TestDenyCacheCostsTheStoreOneCallPerRetryAfter(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	store := &countingStore{Store: memory.New(memory.WithClock(clock.Now))}
+	l, err := ratelimit.New(store, ratelimit.PerMinute(10), ratelimit.WithDenyCache(100), ratelimit.WithClock(clock.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := l.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	denied := 0
+	// 2,000 requests a second for 30 s under 10 per minute.
+	const requests = 60_000
+	for range requests {
+		clock.Add(500 * time.Microsecond)
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = "192.0.2.1:1"
+		h.ServeHTTP(w, r)
+		if w.Code == http.StatusTooManyRequests {
+			denied++
+			if w.Header().Get("Retry-After") == "" {
+				t.Fatal("a cached denial has no Retry-After")
+			}
+		}
+	}
+	// 10 admitted in the first instant, then one token every 6 s: each
+	// denial is cached until the next token, so about 2 calls per token.
+	if calls := store.calls.Load(); calls > 20 {
+		t.Errorf("a flood of %d requests cost the store %d calls, want about 2 per RetryAfter (<= 20)", requests, calls)
+	}
+	if admitted := requests - denied; admitted != 10+4 {
+		t.Errorf("%d admitted in 30 s, want 14 (10 at once, then one per 6 s)", admitted)
+	}
+}
+
+func TestDenyCacheIsBounded(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	store := memory.New(memory.WithClock(clock.Now))
+	l, err := ratelimit.New(store, ratelimit.PerHour(1), ratelimit.WithDenyCache(256), ratelimit.WithClock(clock.Now),
+		ratelimit.WithKeyFunc(ratelimit.KeyByHeader("K")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20_000 {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set("K", strconv.Itoa(i/2)) // each key: one pass, one denial
+		l.Check(r)
+	}
+	if n := ratelimit.DenyCacheLen(l); n > 256 {
+		t.Errorf("the deny cache holds %d keys, bound 256", n)
+	}
+}

@@ -1,0 +1,71 @@
+package ratelimit
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// logEvery is how often a limiter logs the same kind of event at most.
+const logEvery = time.Second
+
+// throttledLog logs an event at most once per logEvery, with the number of
+// events it left out since the last line: a store that fails under load
+// writes one line a second, not one per request.
+type throttledLog struct {
+	mu         sync.Mutex
+	last       time.Time
+	suppressed int
+}
+
+// allow reports whether an event at now may be logged, and how many events
+// were left out before it.
+func (t *throttledLog) allow(now time.Time) (bool, int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.last.IsZero() && now.Sub(t.last) < logEvery {
+		t.suppressed++
+		return false, 0
+	}
+	n := t.suppressed
+	t.last, t.suppressed = now, 0
+	return true, n
+}
+
+// logError is the default error handler: it logs the limiter's failed
+// decisions at level Error, at most once a second, with the count of those
+// it left out.
+func (l *Limiter) logError(_ http.ResponseWriter, r *http.Request, err error) {
+	ok, suppressed := l.errLog.allow(l.now())
+	if !ok {
+		return
+	}
+	slog.ErrorContext(context.WithoutCancel(r.Context()), "ratelimit: request not decided by the store",
+		"limiter", l.policy, "err", err, "policy", l.failurePolicy(),
+		"suppressed", suppressed, "method", r.Method, "path", r.URL.Path)
+}
+
+// logWouldDeny logs a request that dry run let through over its limit, at
+// most once a second, with the count of those it left out.
+func (l *Limiter) logWouldDeny(r *http.Request, res Result) {
+	ok, suppressed := l.dryLog.allow(l.now())
+	if !ok {
+		return
+	}
+	slog.InfoContext(context.WithoutCancel(r.Context()), "ratelimit: dry run: would deny",
+		"limiter", l.policy, "limit", res.Limit.String(), "retry_after", res.RetryAfter,
+		"suppressed", suppressed, "method", r.Method, "path", r.URL.Path)
+}
+
+// failurePolicy names what answers a request the store did not decide.
+func (l *Limiter) failurePolicy() string {
+	switch {
+	case l.fallback != nil:
+		return "fallback"
+	case l.failClosed:
+		return "fail closed"
+	}
+	return "fail open"
+}

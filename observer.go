@@ -1,0 +1,114 @@
+package ratelimit
+
+import (
+	"errors"
+	"net/http"
+	"time"
+)
+
+// Outcome is what a limiter decided for a request.
+type Outcome int
+
+const (
+	// Allowed: the request took its tokens and was served.
+	Allowed Outcome = iota
+	// Denied: the request was over its budget and was refused.
+	Denied
+	// DryRunDenied: the request was over its budget, and served anyway
+	// because the limiter runs in dry-run mode ([WithDryRun]).
+	DryRunDenied
+	// Errored: no store decided (it failed, timed out or its breaker was
+	// open); the failure policy answered.
+	Errored
+)
+
+var outcomeNames = [...]string{"allowed", "denied", "dry_run_denied", "error"}
+
+// String returns "allowed", "denied", "dry_run_denied" or "error", the
+// values of the result label of package metrics/prometheus.
+func (o Outcome) String() string {
+	if o < 0 || int(o) >= len(outcomeNames) {
+		return "unknown"
+	}
+	return outcomeNames[o]
+}
+
+// Source says where a decision came from.
+type Source int
+
+const (
+	// FromStore: the limiter's store decided.
+	FromStore Source = iota
+	// FromDenyCache: the limiter's local deny cache ([WithDenyCache])
+	// repeated a denial of the store.
+	FromDenyCache
+	// FromFallback: the fallback store ([WithFallback]) decided while the
+	// store failed.
+	FromFallback
+	// FromPolicy: nothing decided; the failure policy (fail open or closed)
+	// answered.
+	FromPolicy
+)
+
+var sourceNames = [...]string{"store", "deny_cache", "fallback", "policy"}
+
+// String returns "store", "deny_cache", "fallback" or "policy".
+func (s Source) String() string {
+	if s < 0 || int(s) >= len(sourceNames) {
+		return "unknown"
+	}
+	return sourceNames[s]
+}
+
+// Decision describes one decision of a limiter to an [Observer]. It never
+// holds the request's key unless the observer asks for it ([Observer].Keys):
+// keys are personal data (addresses, API keys) of unbounded cardinality.
+type Decision struct {
+	Limiter   string        // the limiter's name ([WithName]), "default" without one
+	Policy    string        // the limit's policy name, as in the IETF headers
+	Outcome   Outcome       // allowed, denied, would deny (dry run), error
+	Source    Source        // who decided
+	Limit     Limit         // the limit decided under
+	Remaining int           // Result.Remaining; 0 on an error
+	Latency   time.Duration // time spent in the store call, 0 if there was none
+	Err       error         // the store's error, for Errored
+	Key       string        // the key, only with Observer.Keys
+	Request   *http.Request // the request decided on; do not keep it
+}
+
+// Observer is told of what a limiter does, through optional functions: a
+// nil field costs nothing, after net/http/httptrace.ClientTrace. The
+// functions are called on the request's goroutine and must be quick and
+// safe for concurrent use. Package metrics/prometheus turns them into
+// metrics.
+type Observer struct {
+	// Decision is called once per decided request: allowed, denied, would
+	// deny, or not decided because the store failed. Skipped requests and
+	// requests without a key (answered 4xx) are not decisions.
+	Decision func(Decision)
+	// BreakerChange is called when the limiter's [Breaker] changes state.
+	BreakerChange func(limiter string, state BreakerState)
+	// Keys puts the key of each request in Decision.Key. Off by default.
+	Keys bool
+}
+
+// WithObserver sets the observer told of every decision; see [Observer].
+// Without one, observing costs nothing.
+func WithObserver(o Observer) Option {
+	return func(l *Limiter) error {
+		if o.Decision == nil && o.BreakerChange == nil {
+			return errors.New("ratelimit: WithObserver: no function set")
+		}
+		l.observer = o
+		return nil
+	}
+}
+
+// WithDryRun makes the limiter decide and report every request (to the
+// observer, the metrics and the headers) but serve those over their limit
+// anyway, logging them as would-deny at most once a second: a way to watch
+// a new limit before it refuses anyone. Retry-After is not written, since
+// the request is served.
+func WithDryRun() Option {
+	return func(l *Limiter) error { l.dryRun = true; return nil }
+}

@@ -1,0 +1,85 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// DefaultTimeout is the time budget of a decision on a store that is not
+// [Local], such as Redis, unless [WithTimeout] sets another. A Redis round
+// trip takes well under a millisecond on a LAN and a few on a busy server;
+// 100 ms leaves room for that and a garbage-collection pause, while a Redis
+// that hangs costs a request at most a tenth of a second (and, once the
+// [Breaker] opens, nothing).
+const DefaultTimeout = 100 * time.Millisecond
+
+// ErrTimeout reports a store that did not answer within the limiter's time
+// budget (see [WithTimeout]). It is a store failure: the failure policy
+// answers the request. Errors that wrap it also wrap
+// context.DeadlineExceeded.
+var ErrTimeout = errors.New("ratelimit: store did not answer in time")
+
+// Local is implemented by stores that decide in the process's own memory
+// and never wait on I/O, such as store/memory. A limiter calls a Local store
+// directly: no time budget, no breaker, no deny cache, since it cannot hang
+// and has nothing to spare. Wrappers of a store should forward Local.
+type Local interface {
+	Local() bool
+}
+
+// isLocal reports whether s says it is [Local].
+func isLocal(s Store) bool {
+	l, ok := s.(Local)
+	return ok && l.Local()
+}
+
+// WithTimeout sets the time budget of each decision: a store that has not
+// answered after d is a failure ([ErrTimeout]) and the failure policy
+// answers the request (fail open, [WithFailClosed] or [WithFallback]). The
+// bound holds whatever the store's client does with contexts: the store is
+// called on a goroutine of its own and left to finish in the background,
+// its context cancelled. The default is [DefaultTimeout] for stores that
+// are not [Local], none for Local ones; d == 0 turns the bound off and a
+// negative d is an error.
+func WithTimeout(d time.Duration) Option {
+	return func(l *Limiter) error {
+		if d < 0 {
+			return fmt.Errorf("ratelimit: WithTimeout(%v): negative", d)
+		}
+		l.timeout, l.timeoutSet = d, true
+		return nil
+	}
+}
+
+// outcome is what a store call returned.
+type outcome struct {
+	res Result
+	err error
+}
+
+// allowWithin calls store.AllowN and waits at most d for its answer; d <= 0
+// waits as long as the call takes. The result channel is buffered, so a call
+// that answers after the wait ends leaves nothing behind.
+func allowWithin(ctx context.Context, d time.Duration, store Store, key string, limit Limit, n int) (Result, error) {
+	if d <= 0 {
+		return store.AllowN(ctx, key, limit, n)
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, d, fmt.Errorf("%w after %v: %w", ErrTimeout, d, context.DeadlineExceeded))
+	defer cancel()
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := store.AllowN(ctx, key, limit, n)
+		done <- outcome{res, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err != nil && ctx.Err() != nil {
+			return Result{}, context.Cause(ctx) // say why the context ended
+		}
+		return o.res, o.err
+	case <-ctx.Done():
+		return Result{}, context.Cause(ctx)
+	}
+}
