@@ -79,6 +79,7 @@ func NewHTTP(name string, b Budget, next http.Handler) (http.Handler, func(), er
 		if err != nil {
 			return nil, none, err
 		}
+		l.SetMaxCASAttemptsLimit(maxCASAttempts)
 		h := &throttled.HTTPRateLimiterCtx{RateLimiter: l, VaryBy: &throttled.VaryBy{RemoteAddr: true}}
 		return h.RateLimit(next), none, nil
 	case "tollbooth":

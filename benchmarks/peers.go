@@ -89,6 +89,10 @@ func NewPeer(name string, b Budget) (Peer, error) {
 		if err != nil {
 			return p, err
 		}
+		// Its store is compare-and-swap; after 10 failed swaps (the
+		// default) a decision is an error. Allow more, so that one hot key
+		// from every core is decided, not refused.
+		l.SetMaxCASAttemptsLimit(maxCASAttempts)
 		ctx := context.Background()
 		p.Allow = func(key string) bool {
 			limited, _, err := l.RateLimitCtx(ctx, key, 1)
@@ -138,6 +142,10 @@ func NewPeer(name string, b Budget) (Peer, error) {
 	}
 	return p, nil
 }
+
+// maxCASAttempts is how many compare-and-swaps throttled may try per
+// decision; see NewPeer.
+const maxCASAttempts = 1000
 
 // XTimeRate is the floor of the hot-key suite: one golang.org/x/time/rate
 // Limiter, reading the clock on each call as a store must. It ignores key.

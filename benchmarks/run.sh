@@ -15,6 +15,9 @@
 # machine do not meet.
 set -euo pipefail
 
+# The whole script is one block, read before it runs: editing this file
+# during a run cannot change what the run does.
+{
 cd "$(dirname "$0")"
 COUNT=${COUNT:-5}
 BENCHTIME=${BENCHTIME:-200ms}
@@ -29,6 +32,8 @@ redis_pid=
 cleanup() {
 	if [ -n "$redis_pid" ]; then
 		kill "$redis_pid" 2>/dev/null || true
+		for _ in $(seq 50); do kill -0 "$redis_pid" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$redis_pid" 2>/dev/null || true
 		wait "$redis_pid" 2>/dev/null || true
 	fi
 	rm -rf "$work"
@@ -130,3 +135,5 @@ go run ./cmd/report -raw "$raw" "${benchstat_flag[@]}" -meta "$work/meta.md" -no
 mv "$work/results.svg" results.svg
 mv "$work/RESULTS.md" RESULTS.md
 echo "run.sh: wrote RESULTS.md and results.svg" >&2
+exit 0
+}
