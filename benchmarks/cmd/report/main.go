@@ -126,9 +126,53 @@ func (r *results) med(suite string, procs int, lib, unit string) float64 {
 	return median(m[unit])
 }
 
-func (r *results) has(suite string, procs int, lib string) bool {
-	_, ok := r.values[key{suite, procs, lib}]
-	return ok
+// paired returns the median over rounds of f(a, b, base) on the samples of
+// one round each: round i of every library ran within seconds of the others,
+// so slow changes in the machine's load cancel out of each round's ratio.
+func (r *results) paired(suite string, procs int, a, b, base string, unit string, f func(a, b, base float64) float64) float64 {
+	xa, xb := r.values[key{suite, procs, a}][unit], r.values[key{suite, procs, b}][unit]
+	xbase := r.values[key{suite, procs, base}][unit]
+	n := min(len(xa), len(xb))
+	if base != "" {
+		n = min(n, len(xbase))
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	ratios := make([]float64, n)
+	for i := range n {
+		z := 0.0
+		if base != "" {
+			z = xbase[i]
+		}
+		ratios[i] = f(xa[i], xb[i], z)
+	}
+	return median(ratios)
+}
+
+// ratio is the median per-round ratio a/b of unit.
+func (r *results) ratio(suite string, procs int, a, b, unit string) float64 {
+	return r.paired(suite, procs, a, b, "", unit, func(a, b, _ float64) float64 { return a / b })
+}
+
+// overheadRatio is the median per-round ratio of a's overhead over base to
+// b's, in ns/op.
+func (r *results) overheadRatio(suite string, procs int, a, b, base string) float64 {
+	return r.paired(suite, procs, a, b, base, "ns/op", func(a, b, z float64) float64 { return (a - z) / (b - z) })
+}
+
+// procsRatio is the median per-round ratio of lib's ns/op at procs p to q.
+func (r *results) procsRatio(suite, lib string, p, q int) float64 {
+	xa, xb := r.values[key{suite, p, lib}]["ns/op"], r.values[key{suite, q, lib}]["ns/op"]
+	n := min(len(xa), len(xb))
+	if n == 0 {
+		return math.NaN()
+	}
+	ratios := make([]float64, n)
+	for i := range n {
+		ratios[i] = xa[i] / xb[i]
+	}
+	return median(ratios)
 }
 
 // rows returns the libraries of a suite at procs, in order.
@@ -234,7 +278,6 @@ func table(w io.Writer, r *results, s suiteSpec, procs int) {
 		head = append(head, "B/op", "allocs/op")
 	}
 	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
-	oursOver := r.med(s.name, procs, "ours", "ns/op") - base
 	for _, lib := range libs {
 		vals := r.values[key{s.name, procs, lib}]
 		v := median(vals[unit])
@@ -247,11 +290,10 @@ func table(w io.Writer, r *results, s suiteSpec, procs int) {
 			if lib == s.baseline {
 				row = append(row, "(baseline)", "")
 			} else {
-				over := v - base
-				row = append(row, fmtNum(over), fmtRatio(over/oursOver))
+				row = append(row, fmtNum(v-base), fmtRatio(r.overheadRatio(s.name, procs, lib, "ours", s.baseline)))
 			}
 		} else {
-			row = append(row, fmtRatio(v/base))
+			row = append(row, fmtRatio(r.ratio(s.name, procs, lib, s.baseline, unit)))
 		}
 		for _, u := range extra {
 			row = append(row, fmtNum(median(vals[u])))
@@ -261,7 +303,7 @@ func table(w io.Writer, r *results, s suiteSpec, procs int) {
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
-	fmt.Fprintf(w, "\n_n = %d per row; ± is half the range of the samples over the median._\n\n", len(r.values[key{s.name, procs, libs[0]}][unit]))
+	fmt.Fprintf(w, "\n_n = %d rounds per row. Values are medians; ratios are medians of the per-round ratios; ± is half the range of the samples over the median._\n\n", len(r.values[key{s.name, procs, libs[0]}][unit]))
 }
 
 // target is one goal of the issue, measured.
@@ -319,25 +361,26 @@ func targets(r *results) []target {
 			fastest, fastestLib = v, lib
 		}
 	}
+	rt := func(suite, a, b string) float64 { return r.ratio(suite, p, a, b, "ns/op") }
 	tput := func(lib, peer string) float64 { // throughput ratio: peer ns / ours ns
-		return ns("RedisParallel", p, peer) / ns("RedisParallel", p, lib)
+		return r.ratio("RedisParallel", p, peer, lib, "ns/op")
 	}
 	return []target{
-		{what: "memory, hot key: ours / x/time/rate (ns/op, serial)", measured: ns("HotKeySerial", p, "ours") / ns("HotKeySerial", p, "xtimerate"), goal: 0.77, atMost: true, show: ratio, profile: "hotkey"},
-		{what: "memory, hot key: ours / sethvargo (ns/op, serial)", measured: ns("HotKeySerial", p, "ours") / ns("HotKeySerial", p, "sethvargo"), goal: 1.0, atMost: true, show: ratio, profile: "hotkey"},
-		{what: "memory, hot key: ours / sethvargo (ns/op, parallel)", measured: ns("HotKeyParallel", p, "ours") / ns("HotKeyParallel", p, "sethvargo"), goal: 1.0, atMost: true, show: ratio},
+		{what: "memory, hot key: ours / x/time/rate (ns/op, serial)", measured: rt("HotKeySerial", "ours", "xtimerate"), goal: 0.77, atMost: true, show: ratio, profile: "hotkey"},
+		{what: "memory, hot key: ours / sethvargo (ns/op, serial)", measured: rt("HotKeySerial", "ours", "sethvargo"), goal: 1.0, atMost: true, show: ratio, profile: "hotkey"},
+		{what: "memory, hot key: ours / sethvargo (ns/op, parallel)", measured: rt("HotKeyParallel", "ours", "sethvargo"), goal: 1.0, atMost: true, show: ratio},
 		{what: "memory, hot key: ours allocs/op", measured: r.med("HotKeySerial", p, "ours", "allocs/op"), goal: 0, atMost: true, show: plain},
-		{what: fmt.Sprintf("memory, 100k keys, -cpu %d: ours / sethvargo (ns/op)", p), measured: ns("ManyKeys", p, "ours") / ns("ManyKeys", p, "sethvargo"), goal: 0.5, atMost: true, show: ratio, profile: "manykeys"},
+		{what: fmt.Sprintf("memory, 100k keys, -cpu %d: ours / sethvargo (ns/op)", p), measured: rt("ManyKeys", "ours", "sethvargo"), goal: 0.5, atMost: true, show: ratio, profile: "manykeys"},
 		{what: "memory: ours heap per key after 1M keys (B/key)", measured: r.med("BytesPerKey", p, "ours", "B/key"), goal: 64, atMost: true, show: plain},
-		{what: fmt.Sprintf("memory, 100k keys: ours -cpu %d / -cpu 1 (ns/op; below 1 is faster)", p), measured: ns("ManyKeys", p, "ours") / ns("ManyKeys", 1, "ours"), goal: 1.0, atMost: true, show: ratio, profile: "manykeys"},
-		{what: fmt.Sprintf("middleware overhead, headers on: ours / fastest peer (%s)", fastestLib), measured: (ns("Middleware", p, "ours") - bare) / fastest, goal: 0.3, atMost: true, show: ratio, profile: "middleware"},
+		{what: fmt.Sprintf("memory, 100k keys: ours -cpu %d / -cpu 1 (ns/op; below 1 is faster)", p), measured: r.procsRatio("ManyKeys", "ours", p, 1), goal: 1.0, atMost: true, show: ratio, profile: "manykeys"},
+		{what: fmt.Sprintf("middleware overhead, headers on: ours / fastest peer (%s)", fastestLib), measured: r.overheadRatio("Middleware", p, "ours", fastestLib, "bare"), goal: 0.3, atMost: true, show: ratio, profile: "middleware"},
 		{what: "middleware: ours allocs/op", measured: r.med("Middleware", p, "ours", "allocs/op"), goal: 1, atMost: true, show: plain, profile: "middleware"},
 		{what: "Redis, 64 goroutines: ours token bucket throughput / reference script", measured: tput("ours-tb", "reference"), goal: 1.0, show: ratio, profile: "redis"},
 		{what: "Redis, 64 goroutines: ours token bucket throughput / redis_rate", measured: tput("ours-tb", "redis_rate"), goal: 1.0, show: ratio, profile: "redis"},
 		{what: "Redis, 64 goroutines: ours fixed window throughput / ulule", measured: tput("ours-fw", "ulule"), goal: 1.0, show: ratio, profile: "redis"},
 		{what: "Redis: ours token bucket round trips per decision", measured: r.med("RedisParallel", p, "ours-tb", "roundtrips/op"), goal: 1, atMost: true, show: plain},
 		{what: "Redis: ours fixed window round trips per decision", measured: r.med("RedisParallel", p, "ours-fw", "roundtrips/op"), goal: 1, atMost: true, show: plain},
-		{what: "Redis: ours token bucket server µs per decision / reference's (below 1)", measured: r.med("RedisParallel", p, "ours-tb", "server-µs/op") / r.med("RedisParallel", p, "reference", "server-µs/op"), goal: 1.0, atMost: true, show: ratio, profile: "redis"},
+		{what: "Redis: ours token bucket server µs per decision / reference's (below 1)", measured: r.ratio("RedisParallel", p, "ours-tb", "reference", "server-µs/op"), goal: 1.0, atMost: true, show: ratio, profile: "redis"},
 	}
 }
 
