@@ -10,10 +10,15 @@ import (
 
 // decision is the outcome of one request's pass through the limiter.
 type decision struct {
-	res     Result
-	err     error
-	gone    bool  // the client went away: neither served nor reported
-	failed  error // the store's failure that the fallback store covered
+	res    Result
+	err    error
+	gone   bool  // the client went away: neither served nor reported
+	failed error // the store's failure that the fallback store covered
+
+	// With several policies: each one's result, and the index of the one
+	// the headers describe (res is a copy of it, Allowed for all).
+	results []Result
+	best    int
 	source  Source
 	latency time.Duration // of the store call; 0 if there was none
 }
@@ -22,6 +27,9 @@ type decision struct {
 // denial that applies, else from the store within the time budget unless
 // the breaker is open, else from the fallback store. It tells the observer.
 func (l *Limiter) decide(r *http.Request, keyFunc KeyFunc) decision {
+	if len(l.extra) > 0 {
+		return l.decideAll(r, keyFunc)
+	}
 	key, err := keyFunc(r)
 	if err != nil {
 		return decision{err: &keyError{err}}
@@ -132,18 +140,23 @@ func (l *Limiter) storeKey(key string) string {
 
 // observe tells the observer of d.
 func (l *Limiter) observe(r *http.Request, key string, d decision) {
+	l.observePolicy(r, &l.first, key, d)
+}
+
+// observePolicy tells the observer of d, the decision of policy p.
+func (l *Limiter) observePolicy(r *http.Request, p *policy, key string, d decision) {
 	if d.gone {
 		return
 	}
 	var ke *keyError
-	if errors.As(d.err, &ke) {
+	if d.err != nil && errors.As(d.err, &ke) {
 		return
 	}
 	o := Decision{
 		Limiter:   l.policy,
-		Policy:    l.policy,
+		Policy:    p.name,
 		Source:    d.source,
-		Limit:     l.limit,
+		Limit:     p.limit,
 		Remaining: d.res.Remaining,
 		Latency:   d.latency,
 		Err:       cmp.Or(d.err, d.failed),

@@ -55,7 +55,7 @@ const maxInterned = 1024
 
 func newHeaderValues(name string, l Limit) headerValues {
 	quoted := strconv.Quote(name) // name is printable ASCII without " or \ (checked)
-	w := int64(math.Ceil(l.Period.Seconds()))
+	w := policyWindow(l)
 	// Remaining goes up to the capacity; Reset and Retry-After up to two
 	// periods (the sliding window's) or the bucket's time to fill.
 	most := max(int64(l.Capacity()), 2*w, ceilSeconds(time.Duration(float64(l.Capacity())/l.PerSecondRate()*float64(time.Second))))
@@ -65,10 +65,21 @@ func newHeaderValues(name string, l Limit) headerValues {
 	}
 	return headerValues{
 		limit:   []string{strconv.Itoa(l.Capacity())},
-		policy:  []string{quoted + ";q=" + strconv.Itoa(l.Rate) + ";w=" + strconv.FormatInt(w, 10)},
+		policy:  []string{quoted + ";q=" + strconv.Itoa(l.Capacity()) + ";w=" + strconv.FormatInt(w, 10)},
 		name:    quoted,
 		numbers: numbers,
 	}
+}
+
+// policyWindow is the w of l's RateLimit-Policy, in whole seconds rounded
+// up: the period of a window, and for a token bucket the time it takes to
+// refill its whole capacity, so that q (the capacity) per w is honest and
+// r (Remaining) never exceeds q.
+func policyWindow(l Limit) int64 {
+	if l.Algorithm == TokenBucket {
+		return max(1, ceilSeconds(l.fillTime()))
+	}
+	return max(1, int64(math.Ceil(l.Period.Seconds())))
 }
 
 // number returns the header value of i.

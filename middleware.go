@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -39,6 +41,10 @@ type Limiter struct {
 	denies      *denyCache
 	fallback    Store
 	instances   int
+
+	first       policy   // the limit given to New
+	extra       []policy // more, from WithPolicy
+	allPolicies []string // RateLimit-Policy listing every policy
 
 	observer Observer
 	dryRun   bool
@@ -82,6 +88,10 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	// unnamed limiter's ("/") differs from every named one's.
 	l.prefix = l.name + "/"
 	l.values = newHeaderValues(l.policy, limit)
+	l.first = policy{name: l.policy, limit: limit, prefix: l.prefix, values: l.values}
+	if err := l.setUpPolicies(); err != nil {
+		return nil, err
+	}
 	if !isLocal(store) {
 		if !l.timeoutSet {
 			l.timeout = DefaultTimeout
@@ -161,11 +171,14 @@ func (l *Limiter) AdmitFunc(w http.ResponseWriter, r *http.Request, keyFunc KeyF
 	}
 	if !d.res.Allowed && l.dryRun {
 		l.logWouldDeny(r, d.res)
-		l.values.writeHeaders(w.Header(), l.headers, d.res, false)
+		l.writeHeaders(w.Header(), d, false)
 		return true
 	}
-	l.values.writeHeaders(w.Header(), l.headers, d.res, !d.res.Allowed)
+	l.writeHeaders(w.Header(), d, !d.res.Allowed)
 	if !d.res.Allowed {
+		if d.results != nil {
+			r = withViolated(r, l.violated(d))
+		}
 		l.deny.ServeHTTP(w, r)
 	}
 	return d.res.Allowed
@@ -215,15 +228,23 @@ func tooManyRequests(w http.ResponseWriter, _ *http.Request) {
 }
 
 // problemHandler writes the RFC 9457 problem+json denial of l, naming the
-// policy as its IETF headers do (l.values is set once New has run the
-// options).
+// violated policies as its IETF headers do (l.values is set once New has
+// run the options).
 func problemHandler(l *Limiter) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		names := l.values.name
+		if v := ViolatedPolicies(r); v != nil {
+			quoted := make([]string, len(v))
+			for i, name := range v {
+				quoted[i] = strconv.Quote(name) // names are checked: no escapes needed
+			}
+			names = strings.Join(quoted, ",")
+		}
 		w.Header().Set("Content-Type", "application/problem+json")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(http.StatusTooManyRequests)
 		fmt.Fprintf(w, `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded",`+
 			`"title":"Request cannot be satisfied as assigned quota has been exceeded",`+
-			`"status":429,"violated-policies":[%s]}`+"\n", l.values.name)
+			`"status":429,"violated-policies":[%s]}`+"\n", names)
 	})
 }

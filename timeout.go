@@ -66,7 +66,7 @@ func allowWithin(ctx context.Context, d time.Duration, store Store, key string, 
 	if d <= 0 {
 		return store.AllowN(ctx, key, limit, n)
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, d, fmt.Errorf("%w after %v: %w", ErrTimeout, d, context.DeadlineExceeded))
+	ctx, cancel := context.WithTimeoutCause(ctx, d, timeoutCause(d))
 	defer cancel()
 	done := make(chan outcome, 1)
 	go func() {
@@ -82,4 +82,9 @@ func allowWithin(ctx context.Context, d time.Duration, store Store, key string, 
 	case <-ctx.Done():
 		return Result{}, context.Cause(ctx)
 	}
+}
+
+// timeoutCause is the error of a store call that ran out of its budget d.
+func timeoutCause(d time.Duration) error {
+	return fmt.Errorf("%w after %v: %w", ErrTimeout, d, context.DeadlineExceeded)
 }

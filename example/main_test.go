@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/ratelimit-go/ratelimit/store/memory"
@@ -11,7 +13,7 @@ import (
 func TestRoutes(t *testing.T) {
 	store := memory.New()
 	defer store.Close()
-	mux, err := routes(store)
+	mux, _, err := routes(store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +24,7 @@ func TestRoutes(t *testing.T) {
 func TestRoutesFromFile(t *testing.T) {
 	store := memory.New()
 	defer store.Close()
-	h, err := routesFromFile(store, "rules.yaml")
+	h, _, err := routesFromFile(store, "rules.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,4 +67,76 @@ func checkRoutes(t *testing.T, mux http.Handler) {
 	if ok, _ := count("/healthz", 50, nil); ok != 50 {
 		t.Error("/healthz is limited")
 	}
+}
+
+// TestAPIKeysCannotEscapeTheAddressCeiling: one address inventing API keys
+// gets 120 per minute, whatever keys it sends; a key keeps its 60.
+func TestAPIKeysCannotEscapeTheAddressCeiling(t *testing.T) {
+	for _, file := range []string{""} { // TODO(rules v2): and "rules.yaml"
+		t.Run("rules "+file, func(t *testing.T) {
+			store := memory.New()
+			defer store.Close()
+			h, _, err := app(config{store: store, rulesFile: file})
+			if err != nil {
+				t.Fatal(err)
+			}
+			passed := 0
+			for i := range 300 {
+				r := httptest.NewRequest("GET", "/api/items", nil)
+				r.Header.Set("X-API-Key", fmt.Sprint("invented-", i))
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if w.Code == http.StatusOK {
+					passed++
+				}
+			}
+			if passed != 120 {
+				t.Errorf("one address with 300 invented keys: %d passed, want 120", passed)
+			}
+		})
+	}
+}
+
+// TestMetrics is the README's loop: 15 requests to / under 10 per minute,
+// then /metrics; with dry run, 15 pass and 5 are reported as would-deny.
+func TestMetrics(t *testing.T) {
+	for _, tt := range []struct {
+		dryRun       bool
+		ok           int
+		allowed, not string
+	}{
+		{false, 10, `ratelimit_requests_total{limiter="home",policy="home",result="allowed"} 10`, `ratelimit_requests_total{limiter="home",policy="home",result="denied"} 5`},
+		{true, 15, `ratelimit_requests_total{limiter="home",policy="home",result="allowed"} 10`, `ratelimit_requests_total{limiter="home",policy="home",result="dry_run_denied"} 5`},
+	} {
+		store := memory.New()
+		defer store.Close()
+		h, _, err := app(config{store: store, dryRun: tt.dryRun})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := 0
+		for range 15 {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+			if w.Code == http.StatusOK {
+				ok++
+			}
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+		body := w.Body.String()
+		if ok != tt.ok || !strings.Contains(body, tt.allowed) || !strings.Contains(body, tt.not) {
+			t.Errorf("dry run %v: %d passed (want %d); /metrics lacks %q or %q:\n%s", tt.dryRun, ok, tt.ok, tt.allowed, tt.not, grepLines(body, "ratelimit_requests_total"))
+		}
+	}
+}
+
+func grepLines(s, substr string) string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		if strings.Contains(line, substr) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -17,9 +17,16 @@ import (
 // store/redis/bucket.lua mirrors it line for line (in microseconds). A denied
 // request and n == 0 leave the bucket as it was.
 func takeTokens(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cell, ratelimit.Result) {
-	rate := l.PerSecondRate()
-	burst := float64(l.Capacity())
+	var res ratelimit.Result
+	takeTokensAt(&c, fresh, now, l, l.PerSecondRate(), float64(l.Capacity()), n, &res)
+	return c, res
+}
 
+// takeTokensAt is takeTokens in place, for the hot path: it writes the
+// decision to res and the bucket after it to c, with l's rate
+// (l.PerSecondRate()) and burst (l.Capacity()) worked out by the caller,
+// which keeps them from one call to the next.
+func takeTokensAt(c *cell, fresh bool, now int64, l ratelimit.Limit, rate, burst float64, n int, res *ratelimit.Result) {
 	tokens, last := c.x, c.at
 	if fresh {
 		tokens, last = burst, now
@@ -27,12 +34,16 @@ func takeTokens(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cell, 
 	if now < last {
 		last = now
 	}
-	tokens += time.Duration(now-last).Seconds() * rate
+	elapsed := now - last
+	if elapsed < 0 { // overflowed: an age beyond the int64 range
+		elapsed = math.MaxInt64
+	}
+	tokens += time.Duration(elapsed).Seconds() * rate
 	if tokens > burst {
 		tokens = burst
 	}
 
-	res := ratelimit.Result{Limit: l}
+	*res = ratelimit.Result{Limit: l}
 	left := tokens - float64(n)
 	// x/time/rate admits when the wait for the missing part truncates to 0 ns.
 	if left >= 0 || (-left/rate)*1e9 < 1 {
@@ -44,9 +55,8 @@ func takeTokens(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cell, 
 	res.Remaining = floorTokens(tokens)
 	res.ResetAfter = ceilDuration(burst-tokens, rate)
 	if res.Allowed && n > 0 {
-		c = cell{x: tokens, at: now, exp: now + int64(res.ResetAfter+expiryMargin)}
+		*c = cell{x: tokens, at: now, exp: addSat(now, addSat(int64(res.ResetAfter), int64(expiryMargin)))}
 	}
-	return c, res
 }
 
 // expiryMargin is how long a key is kept past the instant its state equals

@@ -3,12 +3,16 @@
 //
 // The store is sharded by key hash, each shard with its own lock, and keeps
 // one small pointer-free value per key in an open-addressing table, so the
-// garbage collector has nothing to scan however many keys there are: 32
+// garbage collector has nothing to scan however many keys there are: 40
 // bytes a slot. Keys are identified by a 64-bit keyed hash with a random
 // seed per store (63 bits used; two of a million keys share a budget with a
 // probability below 1 in 10 million). Keys whose
 // budget is full again are dropped by a background sweeper (dropping them
 // loses nothing), and [WithMaxKeys] bounds the number of keys.
+//
+// The store reads the wall clock once, in [New], and from then on only the
+// monotonic clock, which is cheaper and never jumps: its time is the wall
+// time at New plus the time elapsed since.
 package memory
 
 import (
@@ -25,7 +29,9 @@ import (
 // multiple goroutines. Call [Store.Close] to stop its sweeper.
 type Store struct {
 	seed   maphash.Seed
-	clock  func() time.Time // nil: time.Now
+	clock  func() time.Time // nil: base plus the monotonic time since
+	base   time.Time        // New's instant, with its monotonic reading
+	baseNs int64            // base in Unix ns
 	shards []shard
 	shift  uint // a hash's shard is hash >> shift
 
@@ -39,18 +45,31 @@ var _ ratelimit.Store = (*Store)(nil)
 // cell is one key's state, 24 bytes without pointers; what its fields mean
 // depends on the algorithm.
 type cell struct {
-	exp int64   // Unix ns from which the state equals a new key's: drop it
-	at  int64   // token bucket: last update (Unix ns); windows: current window's count
-	x   float64 // token bucket: tokens; sliding window: previous window's count
+	exp int64 // Unix ns from which the state equals a new key's: drop it
+	// token bucket: last update (Unix ns); fixed window: the count;
+	// sliding window: both counts (packCounts); sliding log: the period (ns)
+	at int64
+	x  float64 // token bucket: tokens; sliding window: the window's number
 }
 
 type shard struct {
-	mu    sync.Mutex
-	cells table
-	logs  map[uint64]*slidingLog // the logs of SlidingLog keys, beside their cells
-	max   int                    // most keys this shard may hold; 0 means no bound
-	exps  []int64                // scratch space for eviction
-	_     [64]byte               // keep hot locks on separate cache lines
+	mu      sync.Mutex
+	cells   table
+	logs    map[uint64]*slidingLog // the logs of SlidingLog keys, beside their cells
+	max     int                    // most keys this shard may hold; 0 means no bound
+	scratch []float64              // eviction's space to rank the keys in
+	last    lastLimit              // the limit of the shard's last valid call
+	_       [64]byte               // keep hot locks on separate cache lines
+}
+
+// lastLimit is a limit that passed ratelimit.ValidateCall, with what the
+// shard derives from it, so that the next call under the same limit (the
+// usual case) neither validates it again nor derives it again.
+type lastLimit struct {
+	limit    ratelimit.Limit // the zero Limit, invalid, until the first call
+	capacity int
+	rate     float64 // limit.PerSecondRate()
+	keep     keep
 }
 
 // defaultShards is the number of shards of an unbounded store.
@@ -66,9 +85,12 @@ func New(opts ...Option) *Store {
 	if cfg.maxKeys > 0 && cfg.maxKeys < n {
 		n = 1 << (bits.Len(uint(cfg.maxKeys)) - 1) // at least one key per shard
 	}
+	base := time.Now()
 	s := &Store{
 		seed:   maphash.MakeSeed(),
 		clock:  cfg.now,
+		base:   base,
+		baseNs: base.UnixNano(),
 		shards: make([]shard, n),
 		shift:  uint(64 - bits.TrailingZeros(uint(n))),
 		done:   make(chan struct{}),
@@ -92,25 +114,36 @@ func New(opts ...Option) *Store {
 
 // AllowN implements [ratelimit.Store]. It does not allocate for a key it
 // already holds.
-func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n int) (ratelimit.Result, error) {
-	if err := ratelimit.ValidateCall(key, limit, n); err != nil {
-		return ratelimit.Result{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return ratelimit.Result{}, err
-	}
-	now := s.now()
+func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n int) (res ratelimit.Result, err error) {
 	h := s.hash(key, limit.Algorithm)
 	sh := &s.shards[h>>s.shift]
 
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if limit != sh.last.limit || key == "" || n < 0 || n > sh.last.capacity {
+		if err := ratelimit.ValidateCall(key, limit, n); err != nil {
+			return ratelimit.Result{}, err
+		}
+		sh.last = lastLimit{limit: limit, capacity: limit.Capacity(), rate: limit.PerSecondRate(), keep: keepOf(limit)}
+	}
+	if err := ctx.Err(); err != nil {
+		return ratelimit.Result{}, err
+	}
+	now := s.now()
 	i, found := sh.cells.find(h)
+	if found && limit.Algorithm == ratelimit.TokenBucket {
+		// The hot path: the bucket is decided in place.
+		sl := &sh.cells.slots[i]
+		takeTokensAt(&sl.c, false, now, limit, sh.last.rate, float64(sh.last.capacity), n, &res)
+		if res.Allowed && n > 0 {
+			sl.k = sh.last.keep
+		}
+		return res, nil
+	}
 	var c cell
 	if found {
 		c = sh.cells.slots[i].c
 	}
-	var res ratelimit.Result
 	switch limit.Algorithm {
 	case ratelimit.FixedWindow:
 		c, res = fixedWindow(c, !found, now, limit, n)
@@ -119,17 +152,18 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 	case ratelimit.SlidingLog:
 		c, res = sh.takeLog(h, found, now, limit, n)
 	default:
-		c, res = takeTokens(c, !found, now, limit, n)
+		takeTokensAt(&c, true, now, limit, sh.last.rate, float64(sh.last.capacity), n, &res)
 	}
 	switch {
 	case !res.Allowed || n == 0:
 	case found:
-		sh.cells.slots[i].c = c
+		sl := &sh.cells.slots[i]
+		sl.c, sl.k = c, sh.last.keep
 	default:
 		if sh.makeRoom(now) {
 			i, _ = sh.cells.find(h)
 		}
-		sh.cells.insert(i, h, c)
+		sh.cells.insert(i, h, c, sh.last.keep)
 	}
 	return res, nil
 }
@@ -148,14 +182,15 @@ func (sh *shard) takeLog(h uint64, found bool, now int64, l ratelimit.Limit, n i
 		}
 		sh.logs[h] = g
 	}
-	return cell{exp: exp}, res
+	return cell{exp: exp, at: int64(l.Period)}, res
 }
 
-// now reads the store's clock in Unix ns; time.Now is called directly,
-// which is cheaper than through a func value.
+// now reads the store's clock in Unix ns. Without WithClock it is the wall
+// time at New plus the monotonic time since: time.Since reads only the
+// monotonic clock, about half the cost of time.Now, which reads both.
 func (s *Store) now() int64 {
 	if s.clock == nil {
-		return time.Now().UnixNano()
+		return s.baseNs + int64(time.Since(s.base))
 	}
 	return s.clock().UnixNano()
 }

@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -107,55 +108,96 @@ func TestIdleKeysAreDropped(t *testing.T) {
 	}
 }
 
+// TestHousekeepingStallsNoRequest measures the slowest AllowN while
+// housekeeping works through a million keys: the sweeper dropping them all
+// at once, and eviction making room for a flood of new keys in a store
+// bounded at a million.
 func TestHousekeepingStallsNoRequest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a million keys; run without -short")
 	}
-	c := newClock()
-	s := memory.New(memory.WithClock(c.Now), memory.WithSweepInterval(200*time.Millisecond))
-	defer s.Close()
-	ctx := context.Background()
 	l := ratelimit.PerSecond(10)
-	for i := range 1_000_000 {
-		s.AllowN(ctx, "idle-"+fmt.Sprint(i), l, 1)
+	tests := []struct {
+		name string
+		opts []memory.Option
+		// after the store is full: what the caller's keys are named, and
+		// whether housekeeping is done
+		prefix string
+		done   func(s *memory.Store, c *clock, calls int) bool
+	}{
+		{"sweeping idle keys", []memory.Option{memory.WithSweepInterval(200 * time.Millisecond)}, "hot-",
+			func(s *memory.Store, c *clock, calls int) bool {
+				if calls == 0 {
+					c.Add(time.Minute) // all of them become droppable at once
+				}
+				return s.Len() <= 2000
+			}},
+		{"evicting for new keys", []memory.Option{memory.WithMaxKeys(housekeepingKeys), memory.WithSweepInterval(0)}, "new-",
+			func(s *memory.Store, c *clock, calls int) bool {
+				if n := s.Len(); n > housekeepingKeys {
+					t.Fatalf("the store holds %d keys, bound %d", n, housekeepingKeys)
+				}
+				return calls >= housekeepingKeys/4 // a quarter of the keys replaced
+			}},
 	}
-	c.Add(time.Minute) // all of them become droppable at once
-
-	// One caller, so that a free core is always there for it: with more
-	// runnable goroutines than cores the Go scheduler alone can hold a
-	// goroutine back for its 10 ms time slice, housekeeping or not.
-	var worst atomic.Int64
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for w := range 1 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				start := time.Now()
-				s.AllowN(ctx, fmt.Sprint("hot-", w, "-", i%1000), l, 1)
-				if d := int64(time.Since(start)); d > worst.Load() {
-					worst.Store(d)
-				}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClock()
+			s := memory.New(append([]memory.Option{memory.WithClock(c.Now)}, tt.opts...)...)
+			defer s.Close()
+			ctx := context.Background()
+			for i := range housekeepingKeys {
+				s.AllowN(ctx, "idle-"+strconv.Itoa(i), l, 1)
 			}
-		}()
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for s.Len() > 2000 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	close(stop)
-	wg.Wait()
-	if n := s.Len(); n > 2000 {
-		t.Fatalf("sweeper left %d keys", n)
-	}
-	t.Logf("slowest AllowN while a million idle keys were dropped: %v", time.Duration(worst.Load()))
-	if w := time.Duration(worst.Load()); stallBound > 0 && w > stallBound {
-		t.Fatalf("one AllowN took %v while keys were swept, want at most %v", w, stallBound)
+			// One caller, so that a free core is always there for it: with
+			// more runnable goroutines than cores the Go scheduler alone can
+			// hold a goroutine back for its 10 ms time slice, housekeeping or
+			// not.
+			var worst atomic.Int64
+			var calls atomic.Int64
+			var wg sync.WaitGroup
+			stop := make(chan struct{})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					key := tt.prefix + strconv.Itoa(i)
+					if tt.prefix == "hot-" {
+						key = tt.prefix + strconv.Itoa(i%1000)
+					}
+					start := time.Now()
+					s.AllowN(ctx, key, l, 1)
+					if d := int64(time.Since(start)); d > worst.Load() {
+						worst.Store(d)
+					}
+					calls.Add(1)
+				}
+			}()
+			deadline := time.Now().Add(30 * time.Second)
+			for first := true; time.Now().Before(deadline); first = false {
+				n := int(calls.Load())
+				if first {
+					n = 0
+				}
+				if tt.done(s, c, n) {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			close(stop)
+			wg.Wait()
+			if !tt.done(s, c, int(calls.Load())) {
+				t.Fatalf("housekeeping unfinished after 30s: %d keys, %d calls", s.Len(), calls.Load())
+			}
+			t.Logf("slowest of %d AllowN calls while %s among %d keys: %v", calls.Load(), tt.name, housekeepingKeys, time.Duration(worst.Load()))
+			if w := time.Duration(worst.Load()); stallBound > 0 && w > stallBound {
+				t.Fatalf("one AllowN took %v while %s, want at most %v", w, tt.name, stallBound)
+			}
+		})
 	}
 }

@@ -20,8 +20,10 @@ func WithClock(now func() time.Time) Option {
 // WithMaxKeys bounds the number of keys the store holds, so that a flood of
 // new keys cannot exhaust memory. When a new key finds the store full, keys
 // whose budget is full again are dropped first (that loses nothing), then
-// the keys closest to full: a client that is being limited is forgotten
-// last. The default, and any n <= 0, is no bound.
+// the keys that have used the smallest share of their budget, whatever
+// their algorithm and limit: a client that is being limited is forgotten
+// only after every key that has used less, so a flood of new keys never
+// gives it its budget back. The default, and any n <= 0, is no bound.
 func WithMaxKeys(n int) Option {
 	return func(c *config) { c.maxKeys = max(n, 0) }
 }

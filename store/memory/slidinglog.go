@@ -36,19 +36,25 @@ func (g *slidingLog) push(e logEntry) {
 	g.sum += e.n
 }
 
+// trim drops the entries at or before cutoff, which have left the window.
+func (g *slidingLog) trim(cutoff int64) {
+	for g.count > 0 && g.at(0).at <= cutoff {
+		g.sum -= g.at(0).n
+		g.head = (g.head + 1) % len(g.ring)
+		g.count--
+	}
+}
+
 // takeLog is the sliding log: at most Rate tokens within any trailing
 // period (now − Period, now]. It returns the cell's new expiry, when the
-// newest entry leaves the window. store/redis/log.lua mirrors it.
+// newest entry leaves the window (saturated at math.MaxInt64).
+// store/redis/log.lua mirrors it.
 func takeLog(g *slidingLog, now int64, l ratelimit.Limit, n int) (int64, ratelimit.Result) {
 	period := int64(l.Period)
 	if g.count > 0 {
 		now = max(now, g.at(g.count-1).at) // keep the log in time order
 	}
-	for g.count > 0 && g.at(0).at <= now-period {
-		g.sum -= g.at(0).n
-		g.head = (g.head + 1) % len(g.ring)
-		g.count--
-	}
+	g.trim(now - period)
 	res := ratelimit.Result{Limit: l}
 	if g.sum+int64(n) <= int64(l.Rate) {
 		res.Allowed = true
@@ -61,16 +67,17 @@ func takeLog(g *slidingLog, now int64, l ratelimit.Limit, n int) (int64, ratelim
 		for i := 0; ; i++ {
 			e := g.at(i)
 			if need -= e.n; need <= 0 {
-				res.RetryAfter = time.Duration(e.at + period - now)
+				res.RetryAfter = time.Duration(period - (now - e.at))
 				break
 			}
 		}
 	}
-	res.Remaining = l.Rate - int(g.sum)
+	res.Remaining = max(0, l.Rate-int(g.sum)) // a lowered Rate may be below the sum
 	exp := now
 	if g.count > 0 {
-		exp = g.at(g.count-1).at + period
-		res.ResetAfter = time.Duration(exp - now)
+		newest := g.at(g.count - 1).at
+		exp = addSat(newest, period)
+		res.ResetAfter = time.Duration(period - (now - newest))
 	}
 	return exp, res
 }

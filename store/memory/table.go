@@ -5,8 +5,9 @@ import "math/bits"
 // table is an open-addressing hash table (linear probing) of cells keyed by
 // their key's hash. Unlike a Go map it finds a key once for both the read
 // and the write of a decision, keeps no pointers (the garbage collector
-// never scans it) and gives memory back when it empties. It grows by half
-// at a load of 13/16, so its load stays between 13/24 and 13/16.
+// never scans it) and gives memory back when it empties. It grows by a
+// quarter at a load of 13/16, so its load stays between 13/20 and 13/16:
+// 40-byte slots cost 49 to 62 bytes a key.
 type table struct {
 	slots []slot // any length; 0 before the first key
 	used  int
@@ -15,6 +16,7 @@ type table struct {
 type slot struct {
 	h uint64 // the key's hash, never 0; 0 marks an empty slot
 	c cell
+	k keep // what eviction needs of the key's limit
 }
 
 const minTableSize = 8
@@ -51,12 +53,12 @@ func (t *table) find(h uint64) (int, bool) {
 }
 
 // insert puts a new key at i, an index that find returned for it.
-func (t *table) insert(i int, h uint64, c cell) {
+func (t *table) insert(i int, h uint64, c cell, k keep) {
 	if i < 0 || (t.used+1)*16 > len(t.slots)*13 {
-		t.resize(max(minTableSize, len(t.slots)+len(t.slots)/2))
+		t.resize(max(minTableSize, len(t.slots)+len(t.slots)/4))
 		i, _ = t.find(h)
 	}
-	t.slots[i] = slot{h: h, c: c}
+	t.slots[i] = slot{h: h, c: c, k: k}
 	t.used++
 }
 
@@ -76,10 +78,10 @@ func (t *table) deleteAt(i int) {
 	t.used--
 }
 
-// deleteIf deletes every key whose cell satisfies drop.
-func (t *table) deleteIf(drop func(h uint64, c cell) bool) {
+// deleteIf deletes every key whose slot satisfies drop.
+func (t *table) deleteIf(drop func(s *slot) bool) {
 	for i := 0; i < len(t.slots); {
-		if s := &t.slots[i]; s.h != 0 && drop(s.h, s.c) {
+		if s := &t.slots[i]; s.h != 0 && drop(s) {
 			t.deleteAt(i) // a later slot may have moved into i: look again
 			continue
 		}

@@ -27,11 +27,11 @@ func TestTableMatchesMap(t *testing.T) {
 			ref[h] = c
 		default:
 			c := cell{exp: int64(step)}
-			tb.insert(i, h, c)
+			tb.insert(i, h, c, keep{})
 			ref[h] = c
 		}
 		if step%50 == 0 {
-			tb.deleteIf(func(_ uint64, c cell) bool { return c.exp%7 == 0 })
+			tb.deleteIf(func(s *slot) bool { return s.c.exp%7 == 0 })
 			for h, c := range ref {
 				if c.exp%7 == 0 {
 					delete(ref, h)

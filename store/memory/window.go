@@ -19,10 +19,14 @@ func windowStart(now, period int64) int64 {
 
 // fixedWindow is the fixed window counter: at most Rate per aligned window.
 // The cell keeps the count in at and the window's end in exp, after which
-// the count no longer matters. store/redis/window.lua mirrors it.
+// the count no longer matters; an end beyond the int64 range is saturated,
+// which still tells the current window from the others, as only the
+// window that holds now can end there. store/redis/window.lua mirrors it.
 func fixedWindow(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cell, ratelimit.Result) {
 	period := int64(l.Period)
-	end := windowStart(now, period) + period
+	start := windowStart(now, period)
+	end := addSat(start, period)
+	left := time.Duration(period - (now - start)) // until the window ends
 	count := c.at
 	if fresh || c.exp != end {
 		count = 0 // another window's count
@@ -33,30 +37,34 @@ func fixedWindow(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cell,
 		count += int64(n)
 		c = cell{exp: end, at: count}
 	} else {
-		res.RetryAfter = time.Duration(end - now) // the next window takes n <= Rate
+		res.RetryAfter = left // the next window takes n <= Rate
 	}
-	res.Remaining = l.Rate - int(count)
+	res.Remaining = max(0, l.Rate-int(count)) // a lowered Rate may be below the count
 	if count > 0 {
-		res.ResetAfter = time.Duration(end - now)
+		res.ResetAfter = left
 	}
 	return c, res
 }
 
 // slidingWindow is the sliding window counter: the estimate
 // prev·(1 − elapsed/Period) + curr of the trailing period stays at most
-// Rate. The cell keeps curr in at, prev in x, and in exp the end of the
-// window after the current one, when both counts stop mattering.
+// Rate. The cell keeps both counts in at (see packCounts), the window's
+// number since the epoch in x (exact: below 2^53 for a Period of at least
+// a millisecond), and in exp the end of the window after the current one,
+// when both counts stop mattering, saturated at math.MaxInt64.
 // store/redis/swindow.lua mirrors it.
 func slidingWindow(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cell, ratelimit.Result) {
 	period := int64(l.Period)
 	start := windowStart(now, period)
+	window := float64(start / period)
 	var prev, curr float64
 	if !fresh {
-		switch c.exp - 2*period { // the start of the cell's window
-		case start:
-			prev, curr = c.x, float64(c.at)
-		case start - period:
-			prev = float64(c.at)
+		cellCurr, cellPrev := unpackCounts(c.at)
+		switch c.x {
+		case window:
+			prev, curr = cellPrev, cellCurr
+		case window - 1:
+			prev = cellCurr
 		}
 	}
 	elapsed := now - start
@@ -68,7 +76,7 @@ func slidingWindow(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cel
 		res.Allowed = true
 		curr += float64(n)
 		if n > 0 {
-			c = cell{exp: start + 2*period, at: int64(curr), x: prev}
+			c = cell{exp: addSat(start, 2*period), at: packCounts(curr, prev), x: window}
 		}
 	} else {
 		res.RetryAfter = time.Duration(slidingRetry(prev, curr, float64(n), rate, elapsed, period))
@@ -81,6 +89,15 @@ func slidingWindow(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cel
 		res.ResetAfter = time.Duration(period - elapsed)
 	}
 	return c, res
+}
+
+// packCounts puts a sliding window's two counts, each at most
+// ratelimit.MaxRate, in one int64: curr in the low 32 bits, prev above.
+func packCounts(curr, prev float64) int64 { return int64(curr) | int64(prev)<<32 }
+
+// unpackCounts is the inverse of packCounts.
+func unpackCounts(at int64) (curr, prev float64) {
+	return float64(uint32(at)), float64(at >> 32)
 }
 
 // slidingRetry is how long after now (elapsed into its window) the estimate

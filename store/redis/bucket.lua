@@ -2,10 +2,16 @@
 -- prelude.lua. Mirrors takeTokens in store/memory/bucket.go line for line, in
 -- microseconds, so that both stores decide as golang.org/x/time/rate does.
 --
--- KEYS[1]  the key's HASH: tokens (a float, as a string) and ts (last update, µs)
+-- KEYS[1]  a string "ts:tokens": the last update (µs) and the tokens then
+--          (a float written with 17 significant digits, so it reads back
+--          exactly); one GET and one SET with PX, the expiry, per decision
 
-local s = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
-local tokens, last = tonumber(s[1]), tonumber(s[2])
+local tokens, last
+local v = redis.call('GET', KEYS[1])
+if v then
+  local ts, tk = string.match(v, '^(%d+):(.+)$')
+  last, tokens = tonumber(ts), tonumber(tk)
+end
 if not tokens or not last then
   tokens, last = capacity, now
 end
@@ -27,9 +33,9 @@ if left >= 0 or (-left / rate) * 1e9 < 1 then
   tokens = left
   if n > 0 then
     -- expire 1 ms after the bucket is full again: an expired key is a full one
-    local full = now + math.ceil((capacity - left) / rate * 1000000)
-    redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', left), 'ts', string.format('%.0f', now))
-    redis.call('PEXPIRE', KEYS[1], string.format('%.0f', math.ceil((full - now) / 1000) + 1 + slack))
+    local full = math.ceil((capacity - left) / rate * 1000000)
+    redis.call('SET', KEYS[1], string.format('%.0f:%.17g', now, left),
+      'PX', string.format('%.0f', math.ceil(full / 1000) + 1 + slack))
   end
 else
   retry = math.ceil(-left / rate * 1000000)

@@ -32,7 +32,7 @@ func ExampleNew() {
 	// true 1 <nil>
 	// true 0 <nil>
 	// false 0 <nil>
-	// [ratelimit:tb:user:7]
+	// [ratelimit:tb:{7508271d}user:7]
 }
 
 // A Redis Cluster is used the same way: every decision touches one key.

@@ -1,5 +1,5 @@
 // Package redis is a [ratelimit.Store] in Redis, for budgets shared by many
-// app servers: a single node, Sentinel (failover) or Redis Cluster.
+// app servers: a single node, Sentinel (failover), Ring or Redis Cluster.
 //
 // Every decision is one round trip: one Lua script (bucket.lua for the token
 // bucket), run with EVALSHA and sent again with EVAL only after NOSCRIPT.
@@ -7,10 +7,17 @@
 // reads the clock with Redis TIME, so app servers with skewed clocks agree,
 // and expires the key when its state no longer matters.
 //
-// A request is never sent twice by this package. go-redis itself retries a
-// command whose connection broke after it was written (not one that timed
-// out); set the client's MaxRetries to -1 if such a request must never count
-// twice.
+// A decision is sent at most once. The store marks its commands as not to
+// be retried, so go-redis never resends one, whatever the client's
+// MaxRetries: a command whose connection broke may have run or not, and is
+// reported as an error, never run twice. A call given a context deadline
+// passes it to the script, which takes nothing once Redis's clock is past
+// it: a decision that reached a stalled Redis after the caller gave up (and
+// the failure policy answered) does not take tokens when Redis resumes.
+// What remains possible: a call that Redis ran just before its deadline
+// while the reply was lost counts a request the caller saw fail, and an app
+// server whose clock runs ahead of Redis's by d lets such late calls through
+// for d longer. With [WithAppClock] the deadline is not checked.
 package redis
 
 import (
@@ -29,7 +36,7 @@ import (
 // Store is a [ratelimit.Store] in Redis. It is safe for concurrent use by
 // multiple goroutines.
 type Store struct {
-	client goredis.Scripter
+	client goredis.UniversalClient
 	prefix string
 	now    func() time.Time // nil: Redis TIME
 
@@ -84,13 +91,46 @@ func New(client goredis.UniversalClient, opts ...Option) *Store {
 	return s
 }
 
-// call holds the keys and arguments of one script call.
-type call struct {
-	keys [1]string
-	args []any
+// slotTag is the Redis Cluster hash tag of a key: 8 hex digits of its
+// FNV-1a hash, put in braces before the caller's key, so that keys spread
+// over every slot whatever braces a client puts in them.
+func slotTag(key string) [10]byte {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(key); i++ {
+		h ^= uint64(key[i])
+		h *= 1099511628211
+	}
+	const hexDigits = "0123456789abcdef"
+	var t [10]byte
+	t[0], t[9] = '{', '}'
+	for i := 8; i >= 1; i-- {
+		t[i] = hexDigits[h&0xf]
+		h >>= 4
+	}
+	return t
 }
 
-var callPool = sync.Pool{New: func() any { return &call{args: make([]any, 0, 5)} }}
+// Key returns the Redis key under which the store keeps key's budget under
+// algorithm a: prefix, the algorithm's tag ("tb:" for the token bucket), a
+// hash tag of key, then key, such as "ratelimit:tb:{9e1f2a0b}home/ip:192.0.2.1".
+func (s *Store) Key(key string, a ratelimit.Algorithm) string {
+	if a < 0 || int(a) >= len(scripts) {
+		a = ratelimit.TokenBucket
+	}
+	tag := slotTag(key)
+	return s.prefix + scripts[a].tag + string(tag[:]) + key
+}
+
+// ErrLate reports a decision that reached Redis after its deadline: it
+// took nothing. It wraps context.DeadlineExceeded.
+var ErrLate = fmt.Errorf("ratelimit/redis: the call reached Redis after its deadline and took nothing: %w", context.DeadlineExceeded)
+
+// onceCmd is a script call that go-redis must never resend: a resent call
+// could count one request twice.
+type onceCmd struct{ *goredis.Cmd }
+
+// NoRetry tells go-redis not to retry the command.
+func (onceCmd) NoRetry() bool { return true }
 
 // AllowN implements [ratelimit.Store] in one round trip to Redis.
 func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n int) (ratelimit.Result, error) {
@@ -100,25 +140,34 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 	if s.client == nil {
 		return ratelimit.Result{}, ErrNilClient
 	}
-	sc := scripts[limit.Algorithm]
+	sc := &scripts[limit.Algorithm]
 	a := s.limitArgs(limit)
-	// go-redis copies keys and arguments into its command: the slices can
-	// be reused once Run returns.
-	call := callPool.Get().(*call)
-	call.keys[0] = s.prefix + sc.tag + key
-	call.args = append(call.args[:0], a[0], a[1], n, a[2])
+	var clock, deadline any = "", ""
 	if s.now != nil {
-		call.args = append(call.args, s.now().UnixMicro())
+		clock = s.now().UnixMicro()
+	} else if d, ok := ctx.Deadline(); ok {
+		deadline = d.UnixMicro()
 	}
-	v, err := sc.script.Run(ctx, s.client, call.keys[:], call.args...).Int64Slice()
-	clear(call.args) // keep no key or value alive in the pool
-	call.args, call.keys[0] = call.args[:0], ""
-	callPool.Put(call)
+	args := []any{"evalsha", sc.script.Hash(), 1, s.Key(key, limit.Algorithm), a[0], a[1], n, a[2], clock, deadline}
+	cmd := onceCmd{goredis.NewCmd(ctx, args...)}
+	err := s.client.Process(ctx, cmd)
+	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
+		args[0], args[1] = "eval", sc.source
+		cmd = onceCmd{goredis.NewCmd(ctx, args...)}
+		err = s.client.Process(ctx, cmd)
+	}
+	if err != nil {
+		return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
+	}
+	v, err := cmd.Int64Slice()
 	if err != nil {
 		return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
 	}
 	if len(v) != 4 {
 		return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: %s returned %d values, want 4", sc.name, len(v))
+	}
+	if v[0] < 0 {
+		return ratelimit.Result{}, ErrLate
 	}
 	return ratelimit.Result{
 		Allowed:    v[0] == 1,

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -176,15 +177,16 @@ func TestKeyExpiresWhenFull(t *testing.T) {
 	if _, err := s.AllowN(context.Background(), "k", l, 1); err != nil {
 		t.Fatal(err)
 	}
-	ttl := mr.TTL("ratelimit:tb:k")
+	key := s.Key("k", ratelimit.TokenBucket)
+	ttl := mr.TTL(key)
 	if ttl < 100*time.Millisecond || ttl > 102*time.Millisecond {
 		t.Fatalf("TTL = %v, want the time until full, 100ms, plus at most 2ms", ttl)
 	}
-	if !mr.Exists("ratelimit:tb:k") || len(mr.Keys()) != 1 {
+	if !mr.Exists(key) || len(mr.Keys()) != 1 {
 		t.Fatalf("keys = %v, want exactly one", mr.Keys())
 	}
 	mr.FastForward(ttl)
-	if mr.Exists("ratelimit:tb:k") {
+	if mr.Exists(key) {
 		t.Fatal("key still there once its bucket is full")
 	}
 }
@@ -198,13 +200,14 @@ func TestDenyAndReportWriteNothing(t *testing.T) {
 		t.Fatalf("n = 0 on a new key created %v", mr.Keys())
 	}
 	s.AllowN(ctx, "k", l, 1)
-	before := mr.HGet("ratelimit:tb:k", "ts")
+	key := s.Key("k", ratelimit.TokenBucket)
+	before, _ := mr.Get(key)
 	mr.SetTime(time.Now().Add(time.Second))
 	if res, _ := s.AllowN(ctx, "k", l, 1); res.Allowed {
 		t.Fatal("second call allowed at 1/h")
 	}
-	if after := mr.HGet("ratelimit:tb:k", "ts"); after != before {
-		t.Fatalf("a denied call rewrote the state: ts %s -> %s", before, after)
+	if after, _ := mr.Get(key); after != before {
+		t.Fatalf("a denied call rewrote the state: %s -> %s", before, after)
 	}
 }
 
@@ -233,9 +236,10 @@ func TestNilClientIsAnError(t *testing.T) {
 
 func TestPrefix(t *testing.T) {
 	mr, c := newMini(t)
-	redisstore.New(c, redisstore.WithPrefix("app1:")).AllowN(context.Background(), "user:7", ratelimit.PerSecond(1), 1)
-	if !mr.Exists("app1:tb:user:7") {
-		t.Fatalf("keys = %v, want app1:tb:user:7", mr.Keys())
+	s := redisstore.New(c, redisstore.WithPrefix("app1:"))
+	s.AllowN(context.Background(), "user:7", ratelimit.PerSecond(1), 1)
+	if key := s.Key("user:7", ratelimit.TokenBucket); !strings.HasPrefix(key, "app1:tb:{") || !strings.HasSuffix(key, "}user:7") || !mr.Exists(key) {
+		t.Fatalf("keys = %v, want %s: prefix, algorithm, hash tag, key", mr.Keys(), key)
 	}
 }
 
@@ -289,4 +293,45 @@ func TestConformanceRing(t *testing.T) {
 		t.Cleanup(func() { ring.Close() })
 		return redisstore.New(ring), func(now time.Time) { a.SetTime(now); b.SetTime(now) }
 	})
+}
+
+// TestClientBracesDoNotChooseTheSlot: keys made from request data keep the
+// client's braces, but the store's own hash tag comes first, so 64 API keys
+// "{hot}0".."{hot}63" spread over the cluster instead of landing on one slot.
+func TestClientBracesDoNotChooseTheSlot(t *testing.T) {
+	_, c := newMini(t)
+	s := redisstore.New(c)
+	tags := map[string]bool{}
+	for i := range 64 {
+		key := s.Key(fmt.Sprintf("x-api-key:{hot}%d", i), ratelimit.TokenBucket)
+		open, close := strings.IndexByte(key, '{'), strings.IndexByte(key, '}')
+		if open < 0 || close != open+9 || strings.Contains(key[:open], "hot") {
+			t.Fatalf("key %q: want the store's 8-digit hash tag before the client's braces", key)
+		}
+		tags[key[open:close+1]] = true
+	}
+	if len(tags) < 60 {
+		t.Fatalf("64 client keys share %d hash tags, want them spread", len(tags))
+	}
+	addrs := os.Getenv("RATELIMIT_REDIS_CLUSTER_ADDRS")
+	if addrs == "" {
+		return // the slots themselves are checked on a real cluster
+	}
+	cc := reachable(t, goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: strings.Split(addrs, ",")})).(*goredis.ClusterClient)
+	s = redisstore.New(cc, redisstore.WithPrefix(prefix(t)))
+	slots := map[int64]bool{}
+	for i := range 64 {
+		key := fmt.Sprintf("x-api-key:{hot}%d", i)
+		if _, err := s.AllowN(context.Background(), key, ratelimit.PerHour(3), 1); err != nil {
+			t.Fatal(err)
+		}
+		slot, err := cc.ClusterKeySlot(context.Background(), s.Key(key, ratelimit.TokenBucket)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots[slot] = true
+	}
+	if len(slots) < 60 {
+		t.Fatalf("64 client keys landed on %d slots of the real cluster, want them spread", len(slots))
+	}
 }

@@ -1,10 +1,15 @@
 package redis_test
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -58,43 +63,139 @@ func TestOneRoundTripPerDecision(t *testing.T) {
 	}
 }
 
-// TestTimeoutIsNotResent: a script that times out on the client is not
-// sent again, which would count the request twice.
-func TestTimeoutIsNotResent(t *testing.T) {
+// fakeRedis answers the connection handshake and counts the script calls
+// it receives, then either never answers them (hang) or drops the
+// connection (the two failures after which go-redis resends a command).
+type fakeRedis struct {
+	ln      net.Listener
+	scripts atomic.Int64
+	hang    bool
+}
+
+func startFakeRedis(t *testing.T, hang bool) *fakeRedis {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	f := &fakeRedis{ln: ln, hang: hang}
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			conn, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			go func() { // a server that reads and never answers
-				defer conn.Close()
-				buf := make([]byte, 4096)
-				for {
-					if _, err := conn.Read(buf); err != nil {
-						return
-					}
-				}
-			}()
+			go f.serve(conn)
 		}
 	}()
-	c := goredis.NewClient(&goredis.Options{Addr: ln.Addr().String(), ReadTimeout: 100 * time.Millisecond})
-	defer c.Close()
-	hook := &countingHook{}
-	c.AddHook(hook)
-	_, err = redisstore.New(c).AllowN(context.Background(), "k", ratelimit.PerSecond(1), 1)
-	if err == nil {
-		t.Fatal("no error from a server that never answers")
-	}
-	if got := hook.n.Load(); got != 1 {
-		t.Fatalf("sent %d commands after a timeout, want 1", got)
+	return f
+}
+
+func (f *fakeRedis) serve(conn net.Conn) {
+	defer conn.Close()
+	rd := bufio.NewReader(conn)
+	for {
+		cmd, err := readCommand(rd)
+		if err != nil {
+			return
+		}
+		switch strings.ToUpper(cmd) {
+		case "EVALSHA", "EVAL":
+			f.scripts.Add(1)
+			if !f.hang {
+				return // drop the connection after the command was sent
+			}
+			io.Copy(io.Discard, conn) // never answer
+			return
+		case "HELLO":
+			conn.Write([]byte("-ERR unknown command 'HELLO'\r\n"))
+		default:
+			conn.Write([]byte("+OK\r\n"))
+		}
 	}
 }
+
+// readCommand reads one RESP array of bulk strings and returns its first
+// element, the command's name.
+func readCommand(rd *bufio.Reader) (string, error) {
+	line, err := rd.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "*") {
+		return "", errors.New("not a command")
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+	var name string
+	for i := range n {
+		line, err = rd.ReadString('\n')
+		if err != nil {
+			return "", err
+		}
+		size, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+		buf := make([]byte, size+2)
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			return "", err
+		}
+		if i == 0 {
+			name = string(buf[:size])
+		}
+	}
+	return name, nil
+}
+
+// TestDecisionIsSentAtMostOnce: a script call that timed out or whose
+// connection broke is never sent again, whatever the client's MaxRetries,
+// since a resent call could count one request twice. Counted at the server.
+func TestDecisionIsSentAtMostOnce(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		hang bool
+	}{{"after a read timeout", true}, {"after a broken connection", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := startFakeRedis(t, tt.hang)
+			c := goredis.NewClient(&goredis.Options{Addr: f.ln.Addr().String(), ReadTimeout: 50 * time.Millisecond, MaxRetries: 5})
+			defer c.Close()
+			_, err := redisstore.New(c).AllowN(context.Background(), "k", ratelimit.PerSecond(1), 1)
+			if err == nil {
+				t.Fatal("no error from a server that never answers")
+			}
+			if got := f.scripts.Load(); got != 1 {
+				t.Fatalf("the server received the script %d times with MaxRetries 5, want exactly 1", got)
+			}
+		})
+	}
+}
+
+// TestLateDecisionTakesNothing: a call that reaches Redis after its
+// deadline (Redis was stalled) takes no token when it finally runs.
+func TestLateDecisionTakesNothing(t *testing.T) {
+	for _, srv := range servers(t) {
+		t.Run(srv.name, func(t *testing.T) {
+			s := redisstore.New(srv.client(t), redisstore.WithPrefix(prefix(t)))
+			l := ratelimit.PerHour(2)
+			past, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+			defer cancel()
+			// A context already past its deadline would not be sent by
+			// go-redis; a stalled Redis reads it late. Send it anyway.
+			late := lateContext{past}
+			_, err := s.AllowN(late, "k", l, 1)
+			if !errors.Is(err, redisstore.ErrLate) || !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("a late call: %v, want ErrLate", err)
+			}
+			res, err := s.AllowN(context.Background(), "k", l, 0)
+			if err != nil || res.Remaining != 2 {
+				t.Fatalf("after a late call: %+v, %v; want the budget untouched (remaining 2)", res, err)
+			}
+		})
+	}
+}
+
+// lateContext has a deadline in the past but is not done, like the
+// context of a call that was written to a Redis that stalled before
+// reading it.
+type lateContext struct{ context.Context }
+
+func (lateContext) Done() <-chan struct{} { return nil }
+func (lateContext) Err() error            { return nil }
 
 // TestKeyMemoryUsage reports MEMORY USAGE of one key per algorithm after
 // Rate requests, for docs/algorithms.md, on the real redis-server.
@@ -107,7 +208,6 @@ func TestKeyMemoryUsage(t *testing.T) {
 	p := prefix(t)
 	s := redisstore.New(c, redisstore.WithPrefix(p))
 	ctx := context.Background()
-	tags := map[ratelimit.Algorithm]string{ratelimit.TokenBucket: "tb:", ratelimit.FixedWindow: "fw:", ratelimit.SlidingWindow: "sw:", ratelimit.SlidingLog: "sl:"}
 	for _, rate := range []int{10, 100, 1000} {
 		var usage []int64
 		for _, a := range algorithms {
@@ -118,7 +218,7 @@ func TestKeyMemoryUsage(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			n, err := c.MemoryUsage(ctx, p+tags[a]+key).Result()
+			n, err := c.MemoryUsage(ctx, s.Key(key, a)).Result()
 			if err != nil {
 				t.Fatal(err)
 			}

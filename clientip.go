@@ -1,0 +1,365 @@
+package ratelimit
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// UnknownAddrKey is the key of every request whose client address KeyByIP
+// cannot know: a connection address it cannot parse (a unix socket that is
+// not trusted), a trusted unix socket without a usable header, or a chain
+// of more than 64 trusted hops. Such requests share one budget, so
+// limiting is never skipped.
+const UnknownAddrKey = "ip:unknown"
+
+// maxHops is the most hops of a forwarding header KeyByIP walks.
+const maxHops = 64
+
+// IPOption configures [KeyByIP].
+type IPOption func(*ipConfig)
+
+// headerKind is how KeyByIP reads the header that holds the client address.
+type headerKind int
+
+const (
+	listHeader      headerKind = iota // X-Forwarded-For: addresses, each proxy appends one
+	forwardedHeader                   // RFC 7239 Forwarded: elements, each proxy appends one
+	singleHeader                      // one address, such as X-Real-IP
+)
+
+type ipConfig struct {
+	trusted   []netip.Prefix
+	trustUnix bool
+	header    string // canonical
+	kind      headerKind
+	v4Bits    int
+	v6Bits    int
+}
+
+// TrustProxies makes KeyByIP believe one header, X-Forwarded-For unless
+// [ClientIPHeader] names another, on requests whose connection comes from
+// one of the prefixes (your load balancers, say
+// netip.MustParsePrefix("10.0.0.0/8")). The client is the right-most
+// address of that header that is not in a trusted prefix: addresses to its
+// left were written by the client and can be forged. No other header is
+// read: if your proxies set X-Real-IP or Forwarded and pass the client's
+// own X-Forwarded-For through, name their header with [ClientIPHeader], or
+// the client picks its own key.
+func TrustProxies(prefixes ...netip.Prefix) IPOption {
+	return func(c *ipConfig) {
+		for _, p := range prefixes {
+			if p.IsValid() && p.Addr().Is4In6() && p.Bits() >= 96 {
+				p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+			}
+			c.trusted = append(c.trusted, p.Masked())
+		}
+	}
+}
+
+// TrustUnixSocket makes KeyByIP treat a request that came in over a unix
+// socket (a server on a net.Listen("unix", path) listener, behind nginx's
+// proxy_pass http://unix:/path, say) as coming from a trusted proxy, so that
+// the header chosen by [ClientIPHeader] gives the client's address. Such
+// requests have no IP address of their own: without this option, or when
+// the header gives no address, they share [UnknownAddrKey]. Use it only if
+// nothing but your proxies can connect to the socket.
+func TrustUnixSocket() IPOption {
+	return func(c *ipConfig) { c.trustUnix = true }
+}
+
+// ClientIPHeader names the one header that trusted proxies (see
+// [TrustProxies] and [TrustUnixSocket]) write the client's address to; the
+// default is X-Forwarded-For. No other header is read.
+//
+// X-Forwarded-For and Forwarded (RFC 7239, in all its forms:
+// for="[2001:db8::17]:4711";proto=https, for=192.0.2.43, ...) are lists each
+// proxy appends to: KeyByIP walks them from the right, across their lines,
+// to the first address not in a trusted prefix. A hop that is no address
+// (Forwarded's "unknown", an obfuscated "_hidden", anything malformed) ends
+// the walk at the trusted proxy that wrote it (the hop to its right, or
+// the connection; UnknownAddrKey for a unix socket), never at a value to
+// its left. KeyByIP walks at most 64
+// hops: if they are all trusted and more remain, the client cannot be known
+// and the request shares [UnknownAddrKey].
+//
+// Any other header, such as "X-Real-IP", "CF-Connecting-IP" or
+// "True-Client-IP", holds one address. Of several (lines, or a comma list)
+// the last is used, so a proxy that appends to the client's copy rather
+// than replacing it still wins. Missing or malformed, it gives the
+// connection's address (UnknownAddrKey for a unix socket).
+func ClientIPHeader(name string) IPOption {
+	return func(c *ipConfig) {
+		c.header = http.CanonicalHeaderKey(name)
+		switch c.header {
+		case "X-Forwarded-For":
+			c.kind = listHeader
+		case "Forwarded":
+			c.kind = forwardedHeader
+		default:
+			c.kind = singleHeader
+		}
+	}
+}
+
+// IPv6Prefix groups IPv6 clients by their first bits bits (0 to 128; the
+// default is 64, the usual size of one subscriber's network, since one
+// client can use any of its 2^64 addresses).
+func IPv6Prefix(bits int) IPOption { return func(c *ipConfig) { c.v6Bits = bits } }
+
+// IPv4Prefix groups IPv4 clients by their first bits bits (0 to 32; the
+// default is 32, one key per address).
+func IPv4Prefix(bits int) IPOption { return func(c *ipConfig) { c.v4Bits = bits } }
+
+// KeyByIP keys requests by client address: "ip:203.0.113.7", or for IPv6
+// the /64 network, "ip:2001:db8:1:2::/64". IPv4-mapped IPv6 addresses and
+// prefixes count as IPv4; zones are dropped.
+//
+// By default it uses the connection's address (r.RemoteAddr) and ignores
+// X-Forwarded-For and similar headers, which any client can forge. Behind
+// a proxy, configure [TrustProxies] (or [TrustUnixSocket]) and the one
+// header your proxies write, [ClientIPHeader]: believing whichever header
+// is present lets clients choose their key, as chi's middleware.RealIP
+// warns and "The perils of the 'real' client IP" explains
+// (https://adam-p.ca/blog/2022/03/x-forwarded-for/). An address it cannot
+// know falls into the one shared budget [UnknownAddrKey]. It never fails.
+//
+// KeyByIP panics on a prefix length out of range, an invalid trusted
+// prefix or an empty header name, at start-up, never during a request.
+func KeyByIP(opts ...IPOption) KeyFunc {
+	c := ipConfig{header: "X-Forwarded-For", kind: listHeader, v4Bits: 32, v6Bits: 64}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.v4Bits < 0 || c.v4Bits > 32 || c.v6Bits < 0 || c.v6Bits > 128 {
+		panic(fmt.Sprintf("ratelimit: KeyByIP: prefix lengths /%d (IPv4) and /%d (IPv6) out of range", c.v4Bits, c.v6Bits))
+	}
+	if c.header == "" || slices.ContainsFunc(c.trusted, func(p netip.Prefix) bool { return !p.IsValid() }) {
+		panic(`ratelimit: KeyByIP: an invalid trusted prefix or ClientIPHeader("")`)
+	}
+	return func(r *http.Request) (string, error) {
+		addr, ok := c.clientAddr(r)
+		if !ok {
+			return UnknownAddrKey, nil
+		}
+		return c.key(addr), nil
+	}
+}
+
+// clientAddr returns the client's address, following trusted proxies, or
+// false if it cannot be known.
+func (c *ipConfig) clientAddr(r *http.Request) (netip.Addr, bool) {
+	var proxy netip.Addr // the trusted connection; invalid for a unix socket
+	if !c.trustUnix || !overUnixSocket(r) {
+		remote, ok := parseHop(r.RemoteAddr)
+		if !ok || !c.isTrusted(remote) {
+			return remote, ok
+		}
+		proxy = remote
+	}
+	lines := r.Header[c.header]
+	if c.kind != singleHeader {
+		return c.rightmostUntrusted(proxy, lines)
+	}
+	if len(lines) > 0 {
+		_, last := lastElement(lines[len(lines)-1])
+		if a, ok := parseHop(last); ok {
+			return a, true
+		}
+	}
+	return proxy, proxy.IsValid()
+}
+
+// overUnixSocket reports whether r came in on a unix socket listener.
+func overUnixSocket(r *http.Request) bool {
+	a, ok := r.Context().Value(http.LocalAddrContextKey).(*net.UnixAddr)
+	return ok && a != nil
+}
+
+// rightmostUntrusted walks the hops of a forwarding header from the right,
+// the last element of the last line first, and returns the first one not
+// in a trusted prefix. proxy is the trusted connection (invalid for a unix
+// socket). A hop that is not an address ends the walk at the trusted hop
+// to its right; more than maxHops trusted hops end it at no address.
+func (c *ipConfig) rightmostUntrusted(proxy netip.Addr, lines []string) (netip.Addr, bool) {
+	parse := parseHop
+	if c.kind == forwardedHeader {
+		parse = forwardedFor
+	}
+	last, hops := proxy, 0 // last: the left-most trusted hop so far
+	for i := len(lines) - 1; i >= 0; i-- {
+		for line := lines[i]; line != ""; {
+			var elem string
+			line, elem = lastElement(line)
+			if hops++; hops > maxHops {
+				return netip.Addr{}, false
+			}
+			a, ok := parse(elem)
+			if !ok {
+				return last, last.IsValid()
+			}
+			if !c.isTrusted(a) {
+				return a, true
+			}
+			last = a
+		}
+	}
+	return last, last.IsValid()
+}
+
+// lastElement splits a header line before its last element, at the last
+// comma outside a quoted string (proxies write no quotes in
+// X-Forwarded-For, and those of clients are left of the hops walked).
+func lastElement(line string) (rest, elem string) {
+	quoted := false
+	for i := len(line) - 1; i >= 0; i-- {
+		switch line[i] {
+		case '"':
+			if !quoted {
+				quoted = true
+				break
+			}
+			n := 0 // an odd run of backslashes escapes the quote
+			for n < i && line[i-1-n] == '\\' {
+				n++
+			}
+			quoted = n%2 == 1
+		case ',':
+			if !quoted {
+				return line[:i], line[i+1:]
+			}
+		}
+	}
+	return "", line
+}
+
+// forwardedFor returns the address of the for= parameter of one element of
+// a Forwarded header (RFC 7239, section 4), such as
+// `for="[2001:db8:cafe::17]:4711";proto=https`. It is false if the element
+// has no for= or several, or one that is not an address ("unknown", an
+// obfuscated "_hidden"), or bad syntax.
+func forwardedFor(elem string) (netip.Addr, bool) {
+	var node string
+	found := false
+	for elem != "" {
+		var pair string
+		pair, elem = cutPair(elem)
+		name, value, ok := strings.Cut(pair, "=")
+		if !ok {
+			if trimOWS(pair) == "" {
+				continue // an empty pair, as in "for=x;;proto=https"
+			}
+			return netip.Addr{}, false
+		}
+		if !strings.EqualFold(trimOWS(name), "for") {
+			continue
+		}
+		if found {
+			return netip.Addr{}, false // a parameter may occur once
+		}
+		found, node = true, trimOWS(value)
+	}
+	if len(node) >= 2 && node[0] == '"' && node[len(node)-1] == '"' {
+		node = node[1 : len(node)-1]
+	}
+	// A node never needs quotes or escapes inside; "unknown" and
+	// obfuscated identifiers ("_hidden") are not addresses.
+	if node == "" || node[0] == '_' || strings.ContainsAny(node, `"\`) || strings.EqualFold(node, "unknown") {
+		return netip.Addr{}, false
+	}
+	return parseHop(node)
+}
+
+// cutPair cuts s at its first semicolon outside a quoted string.
+func cutPair(s string) (pair, rest string) {
+	quoted := false
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if quoted {
+				i++
+			}
+		case '"':
+			quoted = !quoted
+		case ';':
+			if !quoted {
+				return s[:i], s[i+1:]
+			}
+		}
+	}
+	return s, ""
+}
+
+// parseHop parses an IP address as r.RemoteAddr and forwarding headers
+// write it: bare ("192.0.2.1", "2001:db8::1", with or without a zone),
+// with a port ("192.0.2.1:80", "[2001:db8::1]:80"), or in brackets
+// ("[2001:db8::1]"). The port may be a number or an RFC 7239 obfuscated
+// port ("_p1"). The address is returned unmapped and without its zone.
+// Well-formed input allocates nothing.
+func parseHop(s string) (netip.Addr, bool) {
+	s = trimOWS(s)
+	host := s
+	if strings.HasPrefix(s, "[") {
+		end := strings.IndexByte(s, ']')
+		if end < 0 || !validPort(s[end+1:]) {
+			return netip.Addr{}, false
+		}
+		host = s[1:end]
+	} else if i := strings.IndexByte(s, ':'); i >= 0 && strings.IndexByte(s[i+1:], ':') < 0 {
+		if !validPort(s[i:]) { // one colon: an IPv4 address and a port
+			return netip.Addr{}, false
+		}
+		host = s[:i]
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return a.Unmap().WithZone(""), true
+}
+
+// validPort reports whether s is empty, or a colon and a port: up to five
+// digits, or "_" and letters, digits, ".", "_" or "-" (RFC 7239, 6.3).
+func validPort(s string) bool {
+	p, ok := strings.CutPrefix(s, ":")
+	if !ok || p == "" || p == "_" {
+		return s == ""
+	}
+	obfuscated := p[0] == '_'
+	for i := 0; i < len(p); i++ {
+		ch := p[i]
+		if !('0' <= ch && ch <= '9' || obfuscated && ('a' <= ch|0x20 && ch|0x20 <= 'z' || ch == '.' || ch == '_' || ch == '-')) {
+			return false
+		}
+	}
+	return obfuscated || len(p) <= 5
+}
+
+// trimOWS trims the optional white space of HTTP (spaces and tabs).
+func trimOWS(s string) string { return strings.Trim(s, " \t") }
+
+func (c *ipConfig) isTrusted(a netip.Addr) bool {
+	for _, p := range c.trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *ipConfig) key(a netip.Addr) string {
+	bits, full := c.v6Bits, 128
+	if a.Is4() {
+		bits, full = c.v4Bits, 32
+	}
+	var buf [64]byte // one allocation: the string
+	b := append(buf[:0], "ip:"...)
+	if bits == full {
+		return string(a.AppendTo(b))
+	}
+	p, _ := a.Prefix(bits)
+	return string(p.AppendTo(b))
+}

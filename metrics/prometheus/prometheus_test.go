@@ -1,0 +1,491 @@
+package prometheus_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/ratelimit-go/ratelimit"
+	ratelimitprom "github.com/ratelimit-go/ratelimit/metrics/prometheus"
+	"github.com/ratelimit-go/ratelimit/store/memory"
+)
+
+var errDown = errors.New("store down")
+
+// flakyStore fails while down is set, and allows everything otherwise. It is
+// not Local, so limiters on it get a time budget, breaker and deny cache,
+// as on Redis.
+type flakyStore struct{ down atomic.Bool }
+
+func (s *flakyStore) AllowN(_ context.Context, _ string, limit ratelimit.Limit, _ int) (ratelimit.Result, error) {
+	if s.down.Load() {
+		return ratelimit.Result{}, errDown
+	}
+	return ratelimit.Result{Allowed: true, Limit: limit, Remaining: limit.Rate - 1}, nil
+}
+
+// clock is a settable clock for stores and limiters.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func quiet(http.ResponseWriter, *http.Request, error) {}
+
+func newMetrics(t *testing.T) (*prometheus.Registry, *ratelimitprom.Metrics) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	m, err := ratelimitprom.New(reg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return reg, m
+}
+
+func newLimiter(t *testing.T, store ratelimit.Store, limit ratelimit.Limit, opts ...ratelimit.Option) *ratelimit.Limiter {
+	t.Helper()
+	l, err := ratelimit.New(store, limit, opts...)
+	if err != nil {
+		t.Fatalf("ratelimit.New: %v", err)
+	}
+	return l
+}
+
+// serve sends n requests from one client through l and counts the answers
+// by status code.
+func serve(l *ratelimit.Limiter, n int) map[int]int {
+	h := l.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	codes := map[int]int{}
+	for range n {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
+		codes[w.Code]++
+	}
+	return codes
+}
+
+func wantCodes(t *testing.T, name string, got, want map[int]int) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: answers %v, want %v", name, got, want)
+		return
+	}
+	for code, n := range want {
+		if got[code] != n {
+			t.Errorf("%s: answers %v, want %v", name, got, want)
+			return
+		}
+	}
+}
+
+// histogramCounts returns the sample count of ratelimit_store_duration_seconds
+// by limiter.
+func histogramCounts(t *testing.T, reg prometheus.Gatherer) map[string]uint64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("Gather: %v", err)
+	}
+	counts := map[string]uint64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "ratelimit_store_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "limiter" {
+					counts[lp.GetValue()] = m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	return counts
+}
+
+func TestMetricsCountKnownTraffic(t *testing.T) {
+	reg, m := newMetrics(t)
+	clk := newClock()
+	store := memory.New(memory.WithClock(clk.Now))
+	defer store.Close()
+
+	api := newLimiter(t, store, ratelimit.PerMinute(10),
+		ratelimit.WithName("api"), ratelimit.WithObserver(m.Observer()))
+	shadow := newLimiter(t, store, ratelimit.PerMinute(10),
+		ratelimit.WithName("shadow"), ratelimit.WithDryRun(), ratelimit.WithObserver(m.Observer()))
+	flaky := &flakyStore{}
+	flaky.down.Store(true)
+	remote := newLimiter(t, flaky, ratelimit.PerMinute(10),
+		ratelimit.WithName("remote"), ratelimit.WithObserver(m.Observer()),
+		ratelimit.WithBreaker(ratelimit.NewBreaker(1, time.Hour)),
+		ratelimit.WithClock(clk.Now), ratelimit.WithErrorHandler(quiet))
+
+	wantCodes(t, "api", serve(api, 15), map[int]int{200: 10, 429: 5})
+	wantCodes(t, "shadow", serve(shadow, 15), map[int]int{200: 15})
+	// The first request finds the store down and opens the breaker; the
+	// next two do not call the store. All three fail open.
+	wantCodes(t, "remote", serve(remote, 3), map[int]int{200: 3})
+
+	const want = `
+# HELP ratelimit_breaker_state State of a rate limiter's circuit breaker: 0 closed, 1 open, 2 half-open.
+# TYPE ratelimit_breaker_state gauge
+ratelimit_breaker_state{limiter="remote"} 1
+# HELP ratelimit_decisions_source_total Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, policy).
+# TYPE ratelimit_decisions_source_total counter
+ratelimit_decisions_source_total{limiter="api",source="deny_cache"} 0
+ratelimit_decisions_source_total{limiter="api",source="fallback"} 0
+ratelimit_decisions_source_total{limiter="api",source="policy"} 0
+ratelimit_decisions_source_total{limiter="api",source="store"} 15
+ratelimit_decisions_source_total{limiter="remote",source="deny_cache"} 0
+ratelimit_decisions_source_total{limiter="remote",source="fallback"} 0
+ratelimit_decisions_source_total{limiter="remote",source="policy"} 3
+ratelimit_decisions_source_total{limiter="remote",source="store"} 0
+ratelimit_decisions_source_total{limiter="shadow",source="deny_cache"} 0
+ratelimit_decisions_source_total{limiter="shadow",source="fallback"} 0
+ratelimit_decisions_source_total{limiter="shadow",source="policy"} 0
+ratelimit_decisions_source_total{limiter="shadow",source="store"} 15
+# HELP ratelimit_requests_total Requests decided by a rate limiter, by limiter, policy and result (allowed, denied, dry_run_denied, error).
+# TYPE ratelimit_requests_total counter
+ratelimit_requests_total{limiter="api",policy="api",result="allowed"} 10
+ratelimit_requests_total{limiter="api",policy="api",result="denied"} 5
+ratelimit_requests_total{limiter="api",policy="api",result="dry_run_denied"} 0
+ratelimit_requests_total{limiter="api",policy="api",result="error"} 0
+ratelimit_requests_total{limiter="remote",policy="remote",result="allowed"} 0
+ratelimit_requests_total{limiter="remote",policy="remote",result="denied"} 0
+ratelimit_requests_total{limiter="remote",policy="remote",result="dry_run_denied"} 0
+ratelimit_requests_total{limiter="remote",policy="remote",result="error"} 3
+ratelimit_requests_total{limiter="shadow",policy="shadow",result="allowed"} 10
+ratelimit_requests_total{limiter="shadow",policy="shadow",result="denied"} 0
+ratelimit_requests_total{limiter="shadow",policy="shadow",result="dry_run_denied"} 5
+ratelimit_requests_total{limiter="shadow",policy="shadow",result="error"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"ratelimit_requests_total", "ratelimit_decisions_source_total", "ratelimit_breaker_state"); err != nil {
+		t.Error(err)
+	}
+
+	// Every decision that called a store is timed, the failed call too;
+	// the two the open breaker answered called nothing.
+	got := histogramCounts(t, reg)
+	wantCounts := map[string]uint64{"api": 15, "shadow": 15, "remote": 1}
+	if len(got) != len(wantCounts) {
+		t.Errorf("store duration counts %v, want %v", got, wantCounts)
+	}
+	for limiter, n := range wantCounts {
+		if got[limiter] != n {
+			t.Errorf("ratelimit_store_duration_seconds_count{limiter=%q} = %d, want %d", limiter, got[limiter], n)
+		}
+	}
+}
+
+func TestBreakerGaugeFollowsTheBreaker(t *testing.T) {
+	reg, m := newMetrics(t)
+	clk := newClock()
+	flaky := &flakyStore{}
+	l := newLimiter(t, flaky, ratelimit.PerMinute(10),
+		ratelimit.WithName("remote"), ratelimit.WithObserver(m.Observer()),
+		ratelimit.WithBreaker(ratelimit.NewBreaker(1, time.Minute)),
+		ratelimit.WithClock(clk.Now), ratelimit.WithErrorHandler(quiet))
+
+	gauge := func() string {
+		t.Helper()
+		var b strings.Builder
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatalf("Gather: %v", err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "ratelimit_breaker_state" {
+				for _, m := range mf.GetMetric() {
+					b.WriteString(m.GetLabel()[0].GetValue())
+					b.WriteString("=")
+					b.WriteString(strconv.FormatFloat(m.GetGauge().GetValue(), 'g', -1, 64))
+				}
+			}
+		}
+		return b.String()
+	}
+
+	serve(l, 1)
+	if g := gauge(); g != "" {
+		t.Errorf("breaker gauge before any change: %q, want none", g)
+	}
+	flaky.down.Store(true)
+	serve(l, 1)
+	if g := gauge(); g != "remote=1" {
+		t.Errorf("breaker gauge after a failure: %q, want remote=1 (open)", g)
+	}
+	// Once the cool-down ends the next request probes; it succeeds, so the
+	// breaker goes half-open and then closed.
+	flaky.down.Store(false)
+	clk.Add(time.Minute)
+	serve(l, 1)
+	if g := gauge(); g != "remote=0" {
+		t.Errorf("breaker gauge after a successful probe: %q, want remote=0 (closed)", g)
+	}
+}
+
+func TestHalfOpenIsTwo(t *testing.T) {
+	reg, m := newMetrics(t)
+	m.Observer().BreakerChange("remote", ratelimit.BreakerHalfOpen)
+	const want = `
+# HELP ratelimit_breaker_state State of a rate limiter's circuit breaker: 0 closed, 1 open, 2 half-open.
+# TYPE ratelimit_breaker_state gauge
+ratelimit_breaker_state{limiter="remote"} 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ratelimit_breaker_state"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestFallbackDecisionsAreCountedBySource(t *testing.T) {
+	reg, m := newMetrics(t)
+	flaky := &flakyStore{}
+	flaky.down.Store(true)
+	local := memory.New()
+	defer local.Close()
+	l := newLimiter(t, flaky, ratelimit.PerMinute(10),
+		ratelimit.WithName("remote"), ratelimit.WithObserver(m.Observer()),
+		ratelimit.WithBreaker(nil), ratelimit.WithFallback(local, 1), ratelimit.WithErrorHandler(quiet))
+	wantCodes(t, "remote", serve(l, 12), map[int]int{200: 10, 429: 2})
+
+	const want = `
+# HELP ratelimit_decisions_source_total Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, policy).
+# TYPE ratelimit_decisions_source_total counter
+ratelimit_decisions_source_total{limiter="remote",source="deny_cache"} 0
+ratelimit_decisions_source_total{limiter="remote",source="fallback"} 12
+ratelimit_decisions_source_total{limiter="remote",source="policy"} 0
+ratelimit_decisions_source_total{limiter="remote",source="store"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ratelimit_decisions_source_total"); err != nil {
+		t.Error(err)
+	}
+	// The fallback decided, but each decision first paid a failed store call.
+	if got := histogramCounts(t, reg)["remote"]; got != 12 {
+		t.Errorf("store duration count = %d, want 12", got)
+	}
+}
+
+func TestLabelsHoldNothingFromRequests(t *testing.T) {
+	reg, m := newMetrics(t)
+	store := memory.New()
+	defer store.Close()
+	l := newLimiter(t, store, ratelimit.PerMinute(10),
+		ratelimit.WithName("api"), ratelimit.WithObserver(m.Observer()),
+		ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-API-Key")))
+	h := l.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	for i := range 100 {
+		r := httptest.NewRequest(http.MethodGet, "/path/"+strings.Repeat("x", i), nil)
+		r.Header.Set("X-API-Key", "key-"+strings.Repeat("k", i))
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	n, err := testutil.GatherAndCount(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 4 results + 4 sources + 1 histogram, for 100 distinct keys and paths.
+	if n != 9 {
+		t.Errorf("%d series after 100 keys, want 9", n)
+	}
+	mfs, _ := reg.Gather()
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if strings.Contains(lp.GetValue(), "key-") || strings.Contains(lp.GetValue(), "/path") {
+					t.Errorf("%s has label %s=%q from a request", mf.GetName(), lp.GetName(), lp.GetValue())
+				}
+			}
+		}
+	}
+}
+
+func TestObserverAsksForNoKeys(t *testing.T) {
+	_, m := newMetrics(t)
+	if m.Observer().Keys {
+		t.Error("Observer().Keys = true, want false: keys are personal data")
+	}
+}
+
+func TestNewWithNilRegistererFails(t *testing.T) {
+	if _, err := ratelimitprom.New(nil); err == nil {
+		t.Error("New(nil): no error")
+	}
+}
+
+func TestSecondNewOnOneRegistryCountsIntoTheSameSeries(t *testing.T) {
+	reg, first := newMetrics(t)
+	second, err := ratelimitprom.New(reg)
+	if err != nil {
+		t.Fatalf("second New: %v", err)
+	}
+	store := memory.New()
+	defer store.Close()
+	a := newLimiter(t, store, ratelimit.PerMinute(10), ratelimit.WithName("api"), ratelimit.WithObserver(first.Observer()))
+	b := newLimiter(t, store, ratelimit.PerMinute(10), ratelimit.WithName("api"), ratelimit.WithObserver(second.Observer()))
+	serve(a, 3)
+	serve(b, 4)
+	const want = `
+# HELP ratelimit_requests_total Requests decided by a rate limiter, by limiter, policy and result (allowed, denied, dry_run_denied, error).
+# TYPE ratelimit_requests_total counter
+ratelimit_requests_total{limiter="api",policy="api",result="allowed"} 7
+ratelimit_requests_total{limiter="api",policy="api",result="denied"} 0
+ratelimit_requests_total{limiter="api",policy="api",result="dry_run_denied"} 0
+ratelimit_requests_total{limiter="api",policy="api",result="error"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ratelimit_requests_total"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestNewFailsOnAForeignCollectorOfTheSameName(t *testing.T) {
+	const help = "Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, policy)."
+	for _, tc := range []struct {
+		name, help             string
+		wrapsAlreadyRegistered bool
+	}{
+		{"a gauge of the same name, labels and help", help, true},
+		{"a gauge of the same name and labels but another help", "Something else.", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(prometheus.NewGaugeVec(prometheus.GaugeOpts{
+				Name: "ratelimit_decisions_source_total", Help: tc.help,
+			}, []string{"limiter", "source"}))
+
+			_, err := ratelimitprom.New(reg)
+			if err == nil {
+				t.Fatal("New: no error")
+			}
+			if got := errors.As(err, new(prometheus.AlreadyRegisteredError)); got != tc.wrapsAlreadyRegistered {
+				t.Errorf("New: %v; wraps AlreadyRegisteredError: %v, want %v", err, got, tc.wrapsAlreadyRegistered)
+			}
+			// ratelimit_requests_total, registered before the failure, is
+			// unregistered again: registering it anew is no conflict.
+			requests := prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "ratelimit_requests_total",
+				Help: "Requests decided by a rate limiter, by limiter, policy and result (allowed, denied, dry_run_denied, error).",
+			}, []string{"limiter", "policy", "result"})
+			if err := reg.Register(requests); err != nil {
+				t.Errorf("ratelimit_requests_total left registered after New failed: %v", err)
+			}
+		})
+	}
+}
+
+func TestOneObserverSharedByTwoLimiters(t *testing.T) {
+	reg, m := newMetrics(t)
+	store := memory.New()
+	defer store.Close()
+	o := m.Observer()
+	a := newLimiter(t, store, ratelimit.PerMinute(2), ratelimit.WithName("a"), ratelimit.WithObserver(o))
+	b := newLimiter(t, store, ratelimit.PerMinute(2), ratelimit.WithName("b"), ratelimit.WithObserver(o))
+	for range 3 {
+		serve(a, 1)
+		serve(b, 1)
+	}
+	const want = `
+# HELP ratelimit_requests_total Requests decided by a rate limiter, by limiter, policy and result (allowed, denied, dry_run_denied, error).
+# TYPE ratelimit_requests_total counter
+ratelimit_requests_total{limiter="a",policy="a",result="allowed"} 2
+ratelimit_requests_total{limiter="a",policy="a",result="denied"} 1
+ratelimit_requests_total{limiter="a",policy="a",result="dry_run_denied"} 0
+ratelimit_requests_total{limiter="a",policy="a",result="error"} 0
+ratelimit_requests_total{limiter="b",policy="b",result="allowed"} 2
+ratelimit_requests_total{limiter="b",policy="b",result="denied"} 1
+ratelimit_requests_total{limiter="b",policy="b",result="dry_run_denied"} 0
+ratelimit_requests_total{limiter="b",policy="b",result="error"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ratelimit_requests_total"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestConcurrentDecisions(t *testing.T) {
+	reg, m := newMetrics(t)
+	store := memory.New()
+	defer store.Close()
+	const goroutines, each = 8, 50
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		name := []string{"a", "b"}[g%2]
+		l := newLimiter(t, store, ratelimit.PerHour(1_000_000), ratelimit.WithName(name), ratelimit.WithObserver(m.Observer()))
+		wg.Go(func() { serve(l, each) })
+	}
+	wg.Wait()
+	const want = `
+# HELP ratelimit_requests_total Requests decided by a rate limiter, by limiter, policy and result (allowed, denied, dry_run_denied, error).
+# TYPE ratelimit_requests_total counter
+ratelimit_requests_total{limiter="a",policy="a",result="allowed"} 200
+ratelimit_requests_total{limiter="a",policy="a",result="denied"} 0
+ratelimit_requests_total{limiter="a",policy="a",result="dry_run_denied"} 0
+ratelimit_requests_total{limiter="a",policy="a",result="error"} 0
+ratelimit_requests_total{limiter="b",policy="b",result="allowed"} 200
+ratelimit_requests_total{limiter="b",policy="b",result="denied"} 0
+ratelimit_requests_total{limiter="b",policy="b",result="dry_run_denied"} 0
+ratelimit_requests_total{limiter="b",policy="b",result="error"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ratelimit_requests_total"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestAWarmedDecisionDoesNotAllocate(t *testing.T) {
+	_, m := newMetrics(t)
+	o := m.Observer()
+	d := ratelimit.Decision{Limiter: "api", Policy: "api", Outcome: ratelimit.Denied, Source: ratelimit.FromStore, Latency: time.Millisecond}
+	o.Decision(d)
+	if a := testing.AllocsPerRun(100, func() { o.Decision(d) }); a != 0 {
+		t.Errorf("%v allocs per decision, want 0", a)
+	}
+}
+
+func TestABadCostIsAnErrorOfTheStore(t *testing.T) {
+	reg, m := newMetrics(t)
+	store := memory.New()
+	defer store.Close()
+	l := newLimiter(t, store, ratelimit.PerMinute(10),
+		ratelimit.WithName("export"), ratelimit.WithObserver(m.Observer()),
+		ratelimit.WithCost(func(*http.Request) int { return 11 }), ratelimit.WithErrorHandler(quiet))
+	wantCodes(t, "export", serve(l, 1), map[int]int{500: 1})
+	const want = `
+# HELP ratelimit_decisions_source_total Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, policy).
+# TYPE ratelimit_decisions_source_total counter
+ratelimit_decisions_source_total{limiter="export",source="deny_cache"} 0
+ratelimit_decisions_source_total{limiter="export",source="fallback"} 0
+ratelimit_decisions_source_total{limiter="export",source="policy"} 0
+ratelimit_decisions_source_total{limiter="export",source="store"} 1
+# HELP ratelimit_requests_total Requests decided by a rate limiter, by limiter, policy and result (allowed, denied, dry_run_denied, error).
+# TYPE ratelimit_requests_total counter
+ratelimit_requests_total{limiter="export",policy="export",result="allowed"} 0
+ratelimit_requests_total{limiter="export",policy="export",result="denied"} 0
+ratelimit_requests_total{limiter="export",policy="export",result="dry_run_denied"} 0
+ratelimit_requests_total{limiter="export",policy="export",result="error"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"ratelimit_requests_total", "ratelimit_decisions_source_total"); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,104 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Take is one limit of a request decided by [AllowAll]: n tokens of key's
+// budget under limit.
+type Take struct {
+	Key   string
+	Limit Limit
+	N     int
+}
+
+// MultiStore is implemented by stores that decide several takes at once,
+// all or nothing: the memory store under its locks, the Redis store in one
+// script call (on Redis Cluster when all keys share a slot).
+type MultiStore interface {
+	Store
+	// AllowAll decides takes atomically and writes the decision of takes[i]
+	// to results[i] (len(results) == len(takes)). If every take is allowed,
+	// each takes its tokens and results[i].Allowed is true. Otherwise none
+	// takes anything, and results[i] says whether takes[i] alone would have
+	// passed (Allowed) and, for those that would not, their RetryAfter;
+	// Remaining and ResetAfter then describe the budgets as they are. Keys
+	// must be distinct. Arguments are checked as by [ValidateCall].
+	AllowAll(ctx context.Context, takes []Take, results []Result) error
+}
+
+// ErrCrossSlot is returned by a MultiStore that cannot decide the keys of
+// one call atomically, such as Redis Cluster keys in different slots;
+// [AllowAll] then decides them one by one.
+var ErrCrossSlot = errors.New("ratelimit: keys cannot be decided in one atomic step")
+
+// AllowAll decides several takes as one: the request passes only if every
+// take is allowed, and a denied request takes nothing from any of them. A
+// [MultiStore] does it atomically. Any other Store, or a MultiStore that
+// answers [ErrCrossSlot], gets one report call per take (n = 0), then, if
+// all have room, one call per take in order: nothing is taken when a take
+// is denied at the report, but a concurrent request that spends a budget
+// between the report and the take can leave earlier takes spent, the
+// documented cost of not being atomic.
+func AllowAll(ctx context.Context, store Store, takes []Take, results []Result) error {
+	if len(results) != len(takes) {
+		return fmt.Errorf("ratelimit: AllowAll: %d results for %d takes", len(results), len(takes))
+	}
+	if ms, ok := store.(MultiStore); ok {
+		err := ms.AllowAll(ctx, takes, results)
+		if !errors.Is(err, ErrCrossSlot) {
+			return err
+		}
+	}
+	for _, t := range takes {
+		if err := ValidateCall(t.Key, t.Limit, t.N); err != nil {
+			return err
+		}
+	}
+	allowed := true
+	for i, t := range takes {
+		res, err := store.AllowN(ctx, t.Key, t.Limit, 0)
+		if err != nil {
+			return err
+		}
+		res.Allowed = res.Remaining >= t.N
+		if !res.Allowed {
+			res.RetryAfter = retryFromReport(t.Limit, res, t.N)
+			allowed = false
+		}
+		results[i] = res
+	}
+	if !allowed {
+		return nil
+	}
+	for i, t := range takes {
+		res, err := store.AllowN(ctx, t.Key, t.Limit, t.N)
+		if err != nil {
+			return err
+		}
+		results[i] = res
+		if !res.Allowed {
+			// Spent between the report and the take: deny the rest too.
+			for j := i + 1; j < len(takes); j++ {
+				results[j].Allowed = true
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// retryFromReport estimates, from a report (n = 0), how long until n tokens
+// pass: for a token bucket the time to full less the time the last
+// capacity − n tokens take; for the windows, whose report says less, the
+// time until full, which is never early.
+func retryFromReport(l Limit, res Result, n int) time.Duration {
+	if l.Algorithm != TokenBucket {
+		return max(res.ResetAfter, 1)
+	}
+	rest := time.Duration(float64(l.Capacity()-n) / l.PerSecondRate() * float64(time.Second))
+	return max(res.ResetAfter-rest, 1)
+}
