@@ -105,7 +105,13 @@ profile manykeys '^BenchmarkManyKeys$/^lib=ours$' -test.cpu 2
 profile middleware '^BenchmarkMiddleware$/^lib=ours$'
 profile redis '^BenchmarkRedisParallel$/^lib=ours-tb$'
 
-if go run "$BENCHSTAT" -col /lib "$raw" >"$work/benchstat.txt" 2>"$work/benchstat.err"; then
+# benchstat, one table per suite, libraries as columns (the first column,
+# the first library the suite ran in round 1, is its base).
+if (for suite in HotKeySerial HotKeyParallel ManyKeys BytesPerKey Middleware Gin Echo RedisSerial RedisParallel; do
+	echo "== $suite"
+	go run "$BENCHSTAT" -filter ".name:$suite" -col /lib "$raw" || exit 1
+	echo
+done) >"$work/benchstat.txt" 2>"$work/benchstat.err"; then
 	benchstat_flag=(-benchstat "$work/benchstat.txt")
 else
 	echo "run.sh: benchstat did not run:" >&2

@@ -547,7 +547,7 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		fmt.Fprintf(w, "## benchstat\n\nThe same samples as benchstat summarises them, libraries as columns (`-col /lib`); its \"vs base\" compares each column with the first.\n\n<details><summary>benchstat output</summary>\n\n```\n%s```\n\n</details>\n", b)
+		fmt.Fprintf(w, "## benchstat\n\nThe same samples as benchstat summarises them, a table per suite with libraries as columns (`-col /lib`); its \"vs base\" compares each column with the first. With 5 rounds it gives no confidence interval (it needs 6) but still a p-value per comparison.\n\n<details><summary>benchstat output</summary>\n\n```\n%s```\n\n</details>\n", b)
 	}
 }
 
