@@ -130,10 +130,11 @@ root=$(cd .. && pwd)
 	echo "| cores (nproc) | $(nproc) |"
 	echo "| Go | $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH) |"
 	echo "| redis-server | $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), on loopback, no persistence |"
-	if commit=$(git -C "$root" log -1 --format='%h %s' 2>/dev/null); then
+	# The library's last commit, not the benchmarks'.
+	if commit=$(git -C "$root" log -1 --format='%h %s' -- . ':(exclude)benchmarks' 2>/dev/null) && [ -n "$commit" ]; then
 		dirty=
-		git -C "$root" diff --quiet HEAD -- . ':!benchmarks' 2>/dev/null || dirty=" (with uncommitted changes)"
-		echo "| ratelimit | commit $commit$dirty |"
+		git -C "$root" diff --quiet HEAD -- . ':(exclude)benchmarks' 2>/dev/null || dirty=" (with uncommitted changes)"
+		echo "| ratelimit | $commit$dirty |"
 	fi
 	echo "| rounds | $COUNT, interleaved, -benchtime $BENCHTIME ($SLOW_BENCHTIME for 100k keys and Redis; heap per key: one process per library and round) |"
 	echo "| peers | $(go list -m -f '{{.Path}} {{.Version}}' github.com/go-chi/httprate github.com/ulule/limiter/v3 github.com/go-redis/redis_rate/v10 github.com/sethvargo/go-limiter github.com/throttled/throttled/v2 github.com/didip/tollbooth/v7 github.com/labstack/echo/v4 github.com/gin-gonic/gin golang.org/x/time github.com/redis/go-redis/v9 | paste -sd, - | sed 's/,/, /g') |"

@@ -501,7 +501,7 @@ func main() {
 	}
 
 	if *cmdstats != "" {
-		fmt.Fprintf(w, "## Redis: what the server runs per decision (64 goroutines)\n\nFrom INFO commandstats, per decision: the commands each script calls are counted by Redis beside the EVALSHA that ran them, whose time includes theirs and the Lua around them.\n\n")
+		fmt.Fprintf(w, "## Redis: what the server runs per decision (64 goroutines)\n\nFrom INFO commandstats in the last round, per decision: the commands each script calls are counted by Redis beside the EVALSHA that ran them, whose time includes theirs and the Lua around them.\n\n")
 		fmt.Fprintf(w, "| library | command | calls/decision | µs/decision |\n|---|---|---|---|\n")
 		for _, lib := range r.rows("RedisParallel", maxProcs(r)) {
 			b, err := os.ReadFile(filepath.Join(*cmdstats, "BenchmarkRedisParallel_lib-"+lib+".txt"))
