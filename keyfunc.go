@@ -28,6 +28,7 @@ type MissingKeyError struct {
 	Status int    // such as 400 (http.StatusBadRequest); anything but a 4xx means 400
 }
 
+// Error returns "ratelimit: missing " + What.
 func (e *MissingKeyError) Error() string { return "ratelimit: missing " + e.What }
 
 // Is makes errors.Is(err, ErrMissingKey) true.
@@ -49,8 +50,9 @@ func boundKey(key string) string {
 
 // KeyByHeader keys requests by the value of a header, such as an API key:
 // KeyByHeader("X-API-Key") gives "x-api-key:" + the value. A request
-// without the header gets 400 "missing X-API-Key header"; compose with
-// [FirstOf] to fall back to another key instead.
+// without the header gets 400 "missing X-Api-Key header" (the header's
+// canonical name); compose with [FirstOf] to fall back to another key
+// instead.
 func KeyByHeader(name string) KeyFunc {
 	canonical := http.CanonicalHeaderKey(name)
 	prefix := strings.ToLower(canonical) + ":"

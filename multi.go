@@ -10,9 +10,9 @@ import (
 // Take is one limit of a request decided by [AllowAll]: n tokens of key's
 // budget under limit.
 type Take struct {
-	Key   string
-	Limit Limit
-	N     int
+	Key   string // the key whose budget is taken from
+	Limit Limit  // the budget's limit
+	N     int    // the tokens to take: the request's cost
 }
 
 // MultiStore is implemented by stores that decide several takes at once,
@@ -81,10 +81,11 @@ func AllowAll(ctx context.Context, store Store, takes []Take, results []Result) 
 		}
 		results[i] = res
 		if !res.Allowed {
-			// Spent between the report and the take: deny the rest too.
-			for j := i + 1; j < len(takes); j++ {
-				results[j].Allowed = true
-			}
+			// Spent by another request between the report and the take:
+			// the request is denied, and the later takes are not taken
+			// (their reports, which had room, stay as results). The earlier
+			// ones were: the documented cost of a store that is not a
+			// MultiStore.
 			return nil
 		}
 	}

@@ -86,7 +86,8 @@ type Observer struct {
 	// deny, or not decided because the store failed. Skipped requests and
 	// requests without a key (answered 4xx) are not decisions.
 	Decision func(Decision)
-	// BreakerChange is called when the limiter's [Breaker] changes state.
+	// BreakerChange is called when the limiter's [Breaker] changes state,
+	// while the breaker holds its lock: it must not call the breaker.
 	BreakerChange func(limiter string, state BreakerState)
 	// Keys puts the key of each request in Decision.Key. Off by default.
 	Keys bool

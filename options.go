@@ -90,11 +90,12 @@ func WithSkip(skip func(*http.Request) bool) Option {
 	}
 }
 
-// WithName names the limiter: its keys in the store become name + ":" +
-// key, so that limiters sharing a store keep separate budgets, and the
-// IETF headers name the policy so. A name is 1 to 64 letters, digits, '.',
-// '_' or '-'. Without it, keys are used as they are and the policy is
-// named "default".
+// WithName names the limiter: its keys in the store become name + "/" +
+// key, so that limiters sharing a store keep separate budgets (a name holds
+// no '/', so no key of one limiter is ever another's), and the IETF headers
+// and metrics name the policy so. A name is 1 to 64 letters, digits, '.',
+// '_' or '-'. Without it, keys become "/" + key and the policy is named
+// "default".
 func WithName(name string) Option {
 	return func(l *Limiter) error {
 		if !validName(name) {

@@ -1,12 +1,25 @@
-// Package ratelimit limits how often HTTP clients may call a server.
-//
-// A [Limit] says how many requests (tokens) a key may spend per period and
-// with which [Algorithm]; a [Store] keeps each key's budget and decides, one
-// atomic step at a time, whether a request may take its tokens. The memory
-// store (package store/memory) serves one process; the Redis store (package
-// store/redis) shares budgets between many app servers.
+// Package ratelimit limits how often HTTP clients may call a server: a
+// standard func(http.Handler) http.Handler middleware keys each request
+// (client address, API key, user, route), takes tokens from a [Store], sets
+// rate-limit headers and answers 429 with Retry-After when the key is out
+// of budget.
 //
 //	store := memory.New()
+//	http.Handle("/", ratelimit.Middleware(store, ratelimit.PerMinute(100))(handler))
+//
+//	api, err := ratelimit.New(store, ratelimit.PerSecond(10),
+//		ratelimit.WithName("api"),
+//		ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-API-Key")),
+//		ratelimit.WithPolicy(ratelimit.Policy{Name: "per-ip", Limit: ratelimit.PerMinute(120), Key: ratelimit.KeyByIP()}))
+//
+// A [Limit] says how many requests (tokens) a key may spend per period and
+// with which [Algorithm]; a Store keeps each key's budget and decides, one
+// atomic step at a time, whether a request may take its tokens. The memory
+// store (package store/memory) serves one process; the Redis store (package
+// store/redis) shares budgets between many app servers, with a time budget,
+// a circuit breaker, a local deny cache and an optional fallback for the
+// days it is slow or down. Stores can be called directly too:
+//
 //	res, err := store.AllowN(ctx, "client-42", ratelimit.PerMinute(100), 1)
 //	if err == nil && !res.Allowed {
 //		// answer 429, retry after res.RetryAfter

@@ -3,7 +3,8 @@
 //
 //	go run ./example                 # memory store, on :8080
 //	go run ./example -redis localhost:6379
-//	go run ./example -rules example/rules.yaml   # the limits from a YAML file
+//	go run ./example -rules example/rules.yaml   # the limits from a YAML file;
+//	                                             # kill -HUP reloads it
 //	go run ./example -dry-run        # report, never refuse
 //
 //	for i in $(seq 12); do curl -si localhost:8080/ | head -n 1; done
@@ -15,7 +16,10 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -43,12 +47,15 @@ func main() {
 		// While Redis fails, decide locally with a share of each limit.
 		fallback = memory.New(memory.WithMaxKeys(1_000_000))
 	}
-	root, limits, err := app(config{store: store, rulesFile: *rulesFile, dryRun: *dryRun, fallback: fallback, instances: *instances})
+	s, err := app(config{store: store, rulesFile: *rulesFile, dryRun: *dryRun, fallback: fallback, instances: *instances})
 	if err != nil {
 		log.Fatal(err)
 	}
-	log.Printf("serving on %s with the %s store; limits: %s", *addr, storeName, limits)
-	srv := &http.Server{Addr: *addr, Handler: root, ReadHeaderTimeout: 5 * time.Second}
+	log.Printf("serving on %s with the %s store; limits: %s", *addr, storeName, s.limits)
+	if s.rules != nil {
+		go reloadOnHangUp(s.rules, *rulesFile)
+	}
+	srv := &http.Server{Addr: *addr, Handler: s.handler, ReadHeaderTimeout: 5 * time.Second}
 	log.Fatal(srv.ListenAndServe())
 }
 
@@ -61,13 +68,35 @@ type config struct {
 	instances int
 }
 
+// reloadOnHangUp reloads the rules from path on every SIGHUP, logging what
+// changed; a bad file leaves the rules in force.
+func reloadOnHangUp(h *rules.Handler, path string) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	for range hup {
+		changes, err := h.ReloadFile(path)
+		if err != nil {
+			log.Printf("rules not reloaded, the ones in force stay: %v", err)
+			continue
+		}
+		log.Printf("rules reloaded from %s: %s; limits: %s", path, changes, h)
+	}
+}
+
+// served is what the example serves.
+type served struct {
+	handler http.Handler   // the limited routes, and /metrics
+	limits  string         // a description of the limits
+	rules   *rules.Handler // with -rules: the handler to reload
+}
+
 // app returns the example's handler: the limited routes, and /metrics
 // (not limited), with a description of the limits it enforces.
-func app(c config) (http.Handler, string, error) {
+func app(c config) (*served, error) {
 	reg := prometheus.NewRegistry()
 	metrics, err := ratelimitprom.New(reg)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	opts := []ratelimit.Option{ratelimit.WithObserver(metrics.Observer())}
 	if c.fallback != nil {
@@ -76,20 +105,24 @@ func app(c config) (http.Handler, string, error) {
 	if c.dryRun {
 		opts = append(opts, ratelimit.WithDryRun())
 	}
+	s := &served{}
 	var handler http.Handler
-	var limits string
 	if c.rulesFile == "" {
-		handler, limits, err = routes(c.store, opts...)
+		handler, s.limits, err = routes(c.store, opts...)
 	} else {
-		handler, limits, err = routesFromFile(c.store, c.rulesFile, opts...)
+		s.rules, err = routesFromFile(c.store, c.rulesFile, opts...)
+		if err == nil {
+			handler, s.limits = s.rules, s.rules.String()
+		}
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	root := http.NewServeMux()
 	root.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	root.Handle("/", handler)
-	return root, limits, nil
+	s.handler = root
+	return s, nil
 }
 
 // newStore returns the store, with the Redis client options that
@@ -151,26 +184,19 @@ func routes(store ratelimit.Store, opts ...ratelimit.Option) (http.Handler, stri
 	return mux, limits, nil
 }
 
-// routesFromFile serves the same routes, limited by the rules in path.
-func routesFromFile(store ratelimit.Store, path string, opts ...ratelimit.Option) (http.Handler, string, error) {
+// routesFromFile serves the same routes, limited by the rules in path,
+// which the returned handler can reload.
+func routesFromFile(store ratelimit.Store, path string, opts ...ratelimit.Option) (*rules.Handler, error) {
 	cfg, err := rules.Load(path)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", text("hello\n"))
 	mux.Handle("GET /api/", text(`{"items":[]}`+"\n"))
 	mux.Handle("GET /export", text("a,b,c\n"))
 	mux.Handle("GET /healthz", text("ok\n"))
-	h, err := cfg.Handler(store, mux, opts...)
-	if err != nil {
-		return nil, "", err
-	}
-	var limits []string
-	for _, r := range cfg.Rules {
-		limits = append(limits, fmt.Sprintf("%s %s: %v", r.Match, r.Name, r.Limit))
-	}
-	return h, strings.Join(limits, ", "), nil
+	return rules.NewHandler(cfg, store, mux, rules.WithLimiterOptions(opts...))
 }
 
 func text(body string) http.Handler {

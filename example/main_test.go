@@ -24,7 +24,7 @@ func TestRoutes(t *testing.T) {
 func TestRoutesFromFile(t *testing.T) {
 	store := memory.New()
 	defer store.Close()
-	h, _, err := routesFromFile(store, "rules.yaml")
+	h, err := routesFromFile(store, "rules.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,14 +72,15 @@ func checkRoutes(t *testing.T, mux http.Handler) {
 // TestAPIKeysCannotEscapeTheAddressCeiling: one address inventing API keys
 // gets 120 per minute, whatever keys it sends; a key keeps its 60.
 func TestAPIKeysCannotEscapeTheAddressCeiling(t *testing.T) {
-	for _, file := range []string{""} { // TODO(rules v2): and "rules.yaml"
+	for _, file := range []string{"", "rules.yaml"} {
 		t.Run("rules "+file, func(t *testing.T) {
 			store := memory.New()
 			defer store.Close()
-			h, _, err := app(config{store: store, rulesFile: file})
+			s, err := app(config{store: store, rulesFile: file})
 			if err != nil {
 				t.Fatal(err)
 			}
+			h := s.handler
 			passed := 0
 			for i := range 300 {
 				r := httptest.NewRequest("GET", "/api/items", nil)
@@ -97,6 +98,53 @@ func TestAPIKeysCannotEscapeTheAddressCeiling(t *testing.T) {
 	}
 }
 
+// TestPostToAPIIsFree: the app answers POST /api/ 405, and that spends no
+// token of the api budget, with the built-in routes or the rules file.
+func TestPostToAPIIsFree(t *testing.T) {
+	for _, file := range []string{"", "rules.yaml"} {
+		t.Run("rules "+file, func(t *testing.T) {
+			store := memory.New()
+			defer store.Close()
+			s, err := app(config{store: store, rulesFile: file})
+			if err != nil {
+				t.Fatal(err)
+			}
+			send := func(method string) *httptest.ResponseRecorder {
+				r := httptest.NewRequest(method, "/api/items", nil)
+				r.Header.Set("X-API-Key", "k1")
+				w := httptest.NewRecorder()
+				s.handler.ServeHTTP(w, r)
+				return w
+			}
+			for range 5 {
+				if w := send("POST"); w.Code != http.StatusMethodNotAllowed {
+					t.Fatalf("POST /api/: %d, want 405", w.Code)
+				}
+			}
+			w := send("GET")
+			if w.Code != http.StatusOK || w.Header().Get("X-RateLimit-Remaining") != "59" {
+				t.Fatalf("GET /api/ after 5 POSTs: %d, %s remaining; want 200 and 59", w.Code, w.Header().Get("X-RateLimit-Remaining"))
+			}
+		})
+	}
+}
+
+// TestRulesFileDescribesItsLimits: the start-up log names every limit.
+func TestRulesFileDescribesItsLimits(t *testing.T) {
+	store := memory.New()
+	defer store.Close()
+	s, err := app(config{store: store, rulesFile: "rules.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "GET /{$} home: 10 per 1m per ip; " +
+		"GET /api/ api: 60 per 1m per header:X-API-Key else ip + api-per-ip: 120 per 1m per ip; " +
+		"GET /export export: 20 per 1m per ip (cost 5)"
+	if s.limits != want {
+		t.Errorf("limits:\n%s\nwant\n%s", s.limits, want)
+	}
+}
+
 // TestMetrics is the README's loop: 15 requests to / under 10 per minute,
 // then /metrics; with dry run, 15 pass and 5 are reported as would-deny.
 func TestMetrics(t *testing.T) {
@@ -110,10 +158,11 @@ func TestMetrics(t *testing.T) {
 	} {
 		store := memory.New()
 		defer store.Close()
-		h, _, err := app(config{store: store, dryRun: tt.dryRun})
+		s, err := app(config{store: store, dryRun: tt.dryRun})
 		if err != nil {
 			t.Fatal(err)
 		}
+		h := s.handler
 		ok := 0
 		for range 15 {
 			w := httptest.NewRecorder()

@@ -116,3 +116,30 @@ func BenchmarkBytesPerKey(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAllowAll is AllowAll with two limits of one client (the keys the
+// limiter builds for two limits) against AllowN with one, on existing keys;
+// neither may allocate.
+func BenchmarkAllowAll(b *testing.B) {
+	s := memory.New()
+	defer s.Close()
+	ctx := context.Background()
+	takes := []ratelimit.Take{
+		{Key: "api/ip:192.0.2.1", Limit: ratelimit.PerSecond(1e9), N: 1},
+		{Key: "api#hourly/ip:192.0.2.1", Limit: ratelimit.PerHour(1e9), N: 1},
+	}
+	results := make([]ratelimit.Result, len(takes))
+	s.AllowAll(ctx, takes, results)
+	b.Run("AllowN/1 limit", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s.AllowN(ctx, takes[0].Key, takes[0].Limit, 1)
+		}
+	})
+	b.Run("AllowAll/2 limits", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s.AllowAll(ctx, takes, results)
+		}
+	})
+}

@@ -214,3 +214,44 @@ func BenchmarkAlgorithm(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAllowAll is AllowAll with two limits of one client (the keys the
+// limiter builds for two limits, a token bucket and a sliding window)
+// against AllowN with one, on 10,000 clients whose budgets never run out,
+// from one goroutine: allocations, the server's time and the round trips
+// per decision, counted by a go-redis hook (AllowAll must make exactly 1).
+func BenchmarkAllowAll(b *testing.B) {
+	c := benchClient(b)
+	hook := &countingHook{}
+	c.AddHook(hook)
+	s := redisstore.New(c, redisstore.WithPrefix("bench-multi:"))
+	ctx := context.Background()
+	keys := benchKeyNames()
+	perSecond := ratelimit.Limit{Rate: 1_000_000, Period: time.Second}
+	perHour := ratelimit.Limit{Rate: 1_000_000_000, Period: time.Hour, Algorithm: ratelimit.SlidingWindow}
+	roundTrips := func(b *testing.B, f func(i int64) error) {
+		f(0) // loads the script
+		before := hook.n.Load()
+		measure(b, c, 1, f)
+		b.ReportMetric(float64(hook.n.Load()-before)/float64(b.N), "round-trips/op")
+	}
+	keyPairs := make([][2]string, benchKeys)
+	for i, k := range keys {
+		keyPairs[i] = [2]string{"api/" + k, "api#hourly/" + k}
+	}
+	b.Run("AllowN/1 limit", func(b *testing.B) {
+		roundTrips(b, func(i int64) error {
+			_, err := s.AllowN(ctx, keyPairs[i%benchKeys][0], perSecond, 1)
+			return err
+		})
+	})
+	b.Run("AllowAll/2 limits", func(b *testing.B) {
+		takes := []ratelimit.Take{{Limit: perSecond, N: 1}, {Limit: perHour, N: 1}}
+		results := make([]ratelimit.Result, 2)
+		roundTrips(b, func(i int64) error {
+			p := &keyPairs[i%benchKeys]
+			takes[0].Key, takes[1].Key = p[0], p[1]
+			return s.AllowAll(ctx, takes, results)
+		})
+	})
+}

@@ -1,52 +1,53 @@
--- bucket.lua: the token bucket, one atomic decision per call, after
--- prelude.lua. Mirrors takeTokens in store/memory/bucket.go line for line, in
--- microseconds, so that both stores decide as golang.org/x/time/rate does.
+-- bucket.lua: the token bucket's decision, after prelude.lua. Mirrors
+-- takeTokens in store/memory/bucket.go line for line, in microseconds, so
+-- that both stores decide as golang.org/x/time/rate does.
 --
--- KEYS[1]  a string "ts:tokens": the last update (µs) and the tokens then
---          (a float written with 17 significant digits, so it reads back
---          exactly); one GET and one SET with PX, the expiry, per decision
-
-local tokens, last
-local v = redis.call('GET', KEYS[1])
-if v then
-  local ts, tk = string.match(v, '^(%d+):(.+)$')
-  last, tokens = tonumber(ts), tonumber(tk)
-end
-if not tokens or not last then
-  tokens, last = capacity, now
-end
-if now < last then
-  last = now
-end
-local e = now - last
--- time.Duration.Seconds: whole seconds plus the fraction, as Go computes it
-tokens = tokens + (math.floor(e / 1000000) + (e % 1000000) / 1000000) * rate
-if tokens > capacity then
-  tokens = capacity
-end
-
-local allowed, retry = 0, 0
-local left = tokens - n
--- x/time/rate admits when the wait for the missing part truncates to 0 ns
-if left >= 0 or (-left / rate) * 1e9 < 1 then
-  allowed = 1
-  tokens = left
-  if n > 0 then
-    -- expire 1 ms after the bucket is full again: an expired key is a full one
-    local full = math.ceil((capacity - left) / rate * 1000000)
-    redis.call('SET', KEYS[1], string.format('%.0f:%.17g', now, left),
-      'PX', string.format('%.0f', math.ceil(full / 1000) + 1 + slack))
+-- key  a string "ts:tokens": the last update (µs) and the tokens then (a
+--      float written with 17 significant digits, so it reads back exactly);
+--      one GET, and one SET with PX, the expiry, to commit a take
+local function bucket(key, rate, capacity, n, period, now, slack)
+  local tokens, last
+  local v = redis.call('GET', key)
+  if v then
+    local ts, tk = string.match(v, '^(%d+):(.+)$')
+    last, tokens = tonumber(ts), tonumber(tk)
   end
-else
-  retry = math.ceil(-left / rate * 1000000)
-end
+  if not tokens or not last then
+    tokens, last = capacity, now
+  end
+  if now < last then
+    last = now
+  end
+  local e = now - last
+  -- time.Duration.Seconds: whole seconds plus the fraction, as Go computes it
+  tokens = tokens + (math.floor(e / 1000000) + (e % 1000000) / 1000000) * rate
+  if tokens > capacity then
+    tokens = capacity
+  end
 
-local remaining = 0
-if tokens >= 1 then
-  remaining = math.floor(tokens)
+  local allowed, retry, writes = 0, 0, {}
+  local left = tokens - n
+  -- x/time/rate admits when the wait for the missing part truncates to 0 ns
+  if left >= 0 or (-left / rate) * 1e9 < 1 then
+    allowed = 1
+    tokens = left
+    if n > 0 then
+      -- expire 1 ms after the bucket is full again: an expired key is a full one
+      local full = math.ceil((capacity - left) / rate * 1000000)
+      writes[1] = {'SET', key, string.format('%.0f:%.17g', now, left),
+        'PX', string.format('%.0f', math.ceil(full / 1000) + 1 + slack)}
+    end
+  else
+    retry = math.ceil(-left / rate * 1000000)
+  end
+
+  local remaining = 0
+  if tokens >= 1 then
+    remaining = math.floor(tokens)
+  end
+  local reset = 0
+  if tokens < capacity then
+    reset = math.ceil((capacity - tokens) / rate * 1000000)
+  end
+  return {allowed, remaining, retry, reset}, writes
 end
-local reset = 0
-if tokens < capacity then
-  reset = math.ceil((capacity - tokens) / rate * 1000000)
-end
-return {allowed, remaining, retry, reset}

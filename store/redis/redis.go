@@ -3,9 +3,12 @@
 //
 // Every decision is one round trip: one Lua script (bucket.lua for the token
 // bucket), run with EVALSHA and sent again with EVAL only after NOSCRIPT.
-// Each script touches exactly one key, so the store is Redis Cluster safe,
-// reads the clock with Redis TIME, so app servers with skewed clocks agree,
-// and expires the key when its state no longer matters.
+// Each script of [Store.AllowN] touches exactly one key, so the store is
+// Redis Cluster safe, reads the clock with Redis TIME, so app servers with
+// skewed clocks agree, and expires the key when its state no longer
+// matters. [Store.AllowAll] decides several keys in one script; on Cluster
+// they must share a hash tag, as the limits of one client do (see
+// [Store.Key]).
 //
 // A decision is sent at most once. The store marks its commands as not to
 // be retried, so go-redis never resends one, whatever the client's
@@ -14,10 +17,11 @@
 // passes it to the script, which takes nothing once Redis's clock is past
 // it: a decision that reached a stalled Redis after the caller gave up (and
 // the failure policy answered) does not take tokens when Redis resumes.
-// What remains possible: a call that Redis ran just before its deadline
-// while the reply was lost counts a request the caller saw fail, and an app
-// server whose clock runs ahead of Redis's by d lets such late calls through
-// for d longer. With [WithAppClock] the deadline is not checked.
+// The deadline travels in Redis's clock: scripts return the TIME they used,
+// and the store keeps the offset between the clocks, so app servers whose
+// clocks are off are not refused. What remains possible: a call that Redis
+// ran just before its deadline while the reply was lost counts a request
+// the caller saw fail. With [WithAppClock] the deadline is not checked.
 package redis
 
 import (
@@ -25,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,8 +42,12 @@ import (
 // multiple goroutines.
 type Store struct {
 	client goredis.UniversalClient
-	prefix string
-	now    func() time.Time // nil: Redis TIME
+	// sharded is set for a client that sends each key to its own node
+	// (ClusterClient, Ring): a script's keys must then share a hash tag.
+	sharded bool
+	prefix  string
+	now     func() time.Time // nil: Redis TIME
+	skew    skew             // how far Redis's clock is from the app's
 
 	argsMu sync.RWMutex
 	args   map[ratelimit.Limit][3]any // a limit's script arguments, formatted once
@@ -85,6 +94,10 @@ func New(client goredis.UniversalClient, opts ...Option) *Store {
 	if client != nil {
 		s.client = client
 	}
+	switch client.(type) {
+	case *goredis.ClusterClient, *goredis.Ring:
+		s.sharded = true
+	}
 	for _, o := range opts {
 		o(s)
 	}
@@ -112,13 +125,28 @@ func slotTag(key string) [10]byte {
 
 // Key returns the Redis key under which the store keeps key's budget under
 // algorithm a: prefix, the algorithm's tag ("tb:" for the token bucket), a
-// hash tag of key, then key, such as "ratelimit:tb:{9e1f2a0b}home/ip:192.0.2.1".
+// hash tag, then key, such as "ratelimit:tb:{9e1f2a0b}home/ip:192.0.2.1".
+//
+// The hash tag, which chooses the Redis Cluster slot, is computed from the
+// part of key after its namespace, the first '/' (all of key if it has
+// none). The core limiter names a client's budget under one of its limits
+// "<namespace>/<client key>", such as "api/ip:192.0.2.1" and
+// "api#hourly/ip:192.0.2.1", so all the limits of one client share a slot
+// and [Store.AllowAll] decides them in one script on Cluster too.
 func (s *Store) Key(key string, a ratelimit.Algorithm) string {
 	if a < 0 || int(a) >= len(scripts) {
 		a = ratelimit.TokenBucket
 	}
-	tag := slotTag(key)
+	tag := slotTag(afterNamespace(key))
 	return s.prefix + scripts[a].tag + string(tag[:]) + key
+}
+
+// afterNamespace is the part of key after its first '/', or all of key.
+func afterNamespace(key string) string {
+	if i := strings.IndexByte(key, '/'); i >= 0 {
+		return key[i+1:]
+	}
+	return key
 }
 
 // ErrLate reports a decision that reached Redis after its deadline: it
@@ -142,26 +170,11 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 	}
 	sc := &scripts[limit.Algorithm]
 	a := s.limitArgs(limit)
-	var clock, deadline any = "", ""
-	if s.now != nil {
-		clock = s.now().UnixMicro()
-	} else if d, ok := ctx.Deadline(); ok {
-		deadline = d.UnixMicro()
-	}
+	clock, deadline := s.clockArgs(ctx)
 	args := []any{"evalsha", sc.script.Hash(), 1, s.Key(key, limit.Algorithm), a[0], a[1], n, a[2], clock, deadline}
-	cmd := onceCmd{goredis.NewCmd(ctx, args...)}
-	err := s.client.Process(ctx, cmd)
-	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
-		args[0], args[1] = "eval", sc.source
-		cmd = onceCmd{goredis.NewCmd(ctx, args...)}
-		err = s.client.Process(ctx, cmd)
-	}
+	v, err := s.eval(ctx, sc, args)
 	if err != nil {
-		return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
-	}
-	v, err := cmd.Int64Slice()
-	if err != nil {
-		return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
+		return ratelimit.Result{}, err
 	}
 	if len(v) != 4 {
 		return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: %s returned %d values, want 4", sc.name, len(v))
@@ -176,4 +189,48 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 		RetryAfter: time.Duration(v[2]) * time.Microsecond,
 		ResetAfter: time.Duration(v[3]) * time.Microsecond,
 	}, nil
+}
+
+// clockArgs returns the scripts' clock and deadline arguments: the app's
+// clock in µs if the store has one, else "" (Redis TIME) and the context's
+// deadline in µs, or "" for none.
+func (s *Store) clockArgs(ctx context.Context) (clock, deadline any) {
+	clock, deadline = "", ""
+	if s.now != nil {
+		clock = s.now().UnixMicro()
+	} else if d, ok := ctx.Deadline(); ok {
+		if rd, ok := s.skew.deadline(d); ok {
+			deadline = rd
+		}
+	}
+	return clock, deadline
+}
+
+// eval runs sc with args, which start "evalsha", sha: one EVALSHA, and an
+// EVAL only after NOSCRIPT, each sent at most once. It returns the
+// script's integers but the last, the clock the script used, from which it
+// learns Redis's clock.
+func (s *Store) eval(ctx context.Context, sc *script, args []any) ([]int64, error) {
+	sent := time.Now()
+	cmd := onceCmd{goredis.NewCmd(ctx, args...)}
+	err := s.client.Process(ctx, cmd)
+	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
+		args[0], args[1] = "eval", sc.source
+		cmd = onceCmd{goredis.NewCmd(ctx, args...)}
+		err = s.client.Process(ctx, cmd)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
+	}
+	v, err := cmd.Int64Slice()
+	if err != nil {
+		return nil, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
+	}
+	if len(v) == 0 {
+		return nil, fmt.Errorf("ratelimit/redis: %s returned nothing", sc.name)
+	}
+	if s.now == nil {
+		s.skew.observe(v[len(v)-1], sent, time.Now())
+	}
+	return v[:len(v)-1], nil
 }

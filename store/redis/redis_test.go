@@ -97,11 +97,15 @@ func TestConformanceMiniredis(t *testing.T) {
 	})
 }
 
+// TestConformanceMiniredisWithClock replays 3 random timelines per exact
+// comparison instead of 10: miniredis interprets Lua in the test process,
+// slowly under the race detector; the real servers replay all 10.
 func TestConformanceMiniredisWithClock(t *testing.T) {
+	t.Parallel()
 	storetest.RunWithClock(t, func(t *testing.T) (ratelimit.Store, func(time.Time)) {
 		mr, c := newMini(t)
 		return redisstore.New(c), mr.SetTime
-	})
+	}, storetest.Timelines(3))
 }
 
 func TestConformanceRealRedis(t *testing.T) {
@@ -285,14 +289,16 @@ func TestClusterSpreadsKeysOverEveryMaster(t *testing.T) {
 }
 
 // TestConformanceRing: a goredis.Ring over two servers, each key on one of
-// them, passes the suite too.
+// them, passes the suite too; the scripts' arithmetic is what the other
+// runs replay at length, so one timeline per comparison covers the routing.
 func TestConformanceRing(t *testing.T) {
+	t.Parallel()
 	storetest.RunWithClock(t, func(t *testing.T) (ratelimit.Store, func(time.Time)) {
 		a, b := miniredis.RunT(t), miniredis.RunT(t)
 		ring := goredis.NewRing(&goredis.RingOptions{Addrs: map[string]string{"a": a.Addr(), "b": b.Addr()}})
 		t.Cleanup(func() { ring.Close() })
 		return redisstore.New(ring), func(now time.Time) { a.SetTime(now); b.SetTime(now) }
-	})
+	}, storetest.Timelines(1))
 }
 
 // TestClientBracesDoNotChooseTheSlot: keys made from request data keep the

@@ -172,6 +172,11 @@ func TestLateDecisionTakesNothing(t *testing.T) {
 		t.Run(srv.name, func(t *testing.T) {
 			s := redisstore.New(srv.client(t), redisstore.WithPrefix(prefix(t)))
 			l := ratelimit.PerHour(2)
+			// A first call shows the store Redis's clock, in which it sends
+			// deadlines.
+			if _, err := s.AllowN(context.Background(), "other", l, 0); err != nil {
+				t.Fatal(err)
+			}
 			past, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 			defer cancel()
 			// A context already past its deadline would not be sent by
@@ -233,5 +238,36 @@ func TestKeyMemoryUsage(t *testing.T) {
 		if usage[3] < int64(rate)*8 {
 			t.Errorf("rate %d: sliding log key takes %d B, less than 8 B per entry", rate, usage[3])
 		}
+	}
+}
+
+// TestSkewedClocksAreNotLate: an app server whose clock is behind or ahead
+// of Redis's, by more than the time budget, still has its calls decided:
+// deadlines travel in Redis's clock. Calls that truly come late are still
+// refused.
+func TestSkewedClocksAreNotLate(t *testing.T) {
+	for _, skew := range []time.Duration{-time.Hour, -150 * time.Millisecond, 150 * time.Millisecond, time.Hour} {
+		t.Run(skew.String(), func(t *testing.T) {
+			mr, c := newMini(t)
+			mr.SetTime(time.Now().Add(skew)) // Redis's TIME is off by skew
+			s := redisstore.New(c)
+			l := ratelimit.PerHour(100)
+			for i := range 5 {
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				_, err := s.AllowN(ctx, "k", l, 1)
+				cancel()
+				if err != nil {
+					t.Fatalf("call %d with Redis's clock off by %v: %v", i+1, skew, err)
+				}
+			}
+			past, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+			defer cancel()
+			if _, err := s.AllowN(lateContext{past}, "k", l, 1); !errors.Is(err, redisstore.ErrLate) {
+				t.Fatalf("a call a second past its deadline: %v, want ErrLate", err)
+			}
+			if res, _ := s.AllowN(context.Background(), "k", l, 0); res.Remaining != 95 {
+				t.Fatalf("remaining %d, want 95: the late call took nothing", res.Remaining)
+			}
+		})
 	}
 }

@@ -1,58 +1,58 @@
--- swindow.lua: the sliding window counter, one atomic decision per call,
--- after prelude.lua. Mirrors slidingWindow in store/memory/window.go, in
--- microseconds: the estimate prev * (1 - elapsed / period) + curr stays at
--- most Rate.
+-- swindow.lua: the sliding window counter's decision, after prelude.lua.
+-- Mirrors slidingWindow in store/memory/window.go, in microseconds: the
+-- estimate prev * (1 - elapsed / period) + curr stays at most Rate.
 --
--- KEYS[1]  a string "start:prev:curr": the start of the current window (µs)
---          and the counts of the window before it and of it
-
-local start = now - now % period
-local prev, curr = 0, 0
-local v = redis.call('GET', KEYS[1])
-if v then
-  local s, p, c = string.match(v, '^(%d+):(%d+):(%d+)$')
-  s = tonumber(s)
-  if s == start then
-    prev, curr = tonumber(p), tonumber(c)
-  elseif s == start - period then
-    prev = tonumber(c)
-  end
-end
-local elapsed = now - start
-local weight = 1 - elapsed / period
-
-local allowed, retry = 0, 0
-if prev * weight + curr + n <= capacity then
-  allowed = 1
-  curr = curr + n
-  if n > 0 then
-    redis.call('SET', KEYS[1], string.format('%.0f:%.0f:%.0f', start, prev, curr),
-      'PX', string.format('%.0f', math.ceil((start + 2 * period - now) / 1000) + slack))
-  end
-else
-  local room = capacity - curr - n
-  if room >= 0 and prev > 0 then
-    -- later in this window, once prev's share has shrunk enough
-    local e = math.ceil(period * (1 - room / prev))
-    retry = math.max(e - elapsed, 1)
-  else
-    -- in the next window, where curr becomes prev
-    local e = 0
-    if curr > capacity - n then
-      e = math.ceil(period * (1 - (capacity - n) / curr))
+-- key  a string "start:prev:curr": the start of the current window (µs)
+--      and the counts of the window before it and of it
+local function swindow(key, rate, capacity, n, period, now, slack)
+  local start = now - now % period
+  local prev, curr = 0, 0
+  local v = redis.call('GET', key)
+  if v then
+    local s, p, c = string.match(v, '^(%d+):(%d+):(%d+)$')
+    s = tonumber(s)
+    if s == start then
+      prev, curr = tonumber(p), tonumber(c)
+    elseif s == start - period then
+      prev = tonumber(c)
     end
-    retry = period - elapsed + e
   end
-end
+  local elapsed = now - start
+  local weight = 1 - elapsed / period
 
-local remaining = math.floor(capacity - (prev * weight + curr))
-if remaining < 0 then
-  remaining = 0
+  local allowed, retry, writes = 0, 0, {}
+  if prev * weight + curr + n <= capacity then
+    allowed = 1
+    curr = curr + n
+    if n > 0 then
+      writes[1] = {'SET', key, string.format('%.0f:%.0f:%.0f', start, prev, curr),
+        'PX', string.format('%.0f', math.ceil((start + 2 * period - now) / 1000) + slack)}
+    end
+  else
+    local room = capacity - curr - n
+    if room >= 0 and prev > 0 then
+      -- later in this window, once prev's share has shrunk enough
+      local e = math.ceil(period * (1 - room / prev))
+      retry = math.max(e - elapsed, 1)
+    else
+      -- in the next window, where curr becomes prev
+      local e = 0
+      if curr > capacity - n then
+        e = math.ceil(period * (1 - (capacity - n) / curr))
+      end
+      retry = period - elapsed + e
+    end
+  end
+
+  local remaining = math.floor(capacity - (prev * weight + curr))
+  if remaining < 0 then
+    remaining = 0
+  end
+  local reset = 0
+  if curr > 0 then
+    reset = 2 * period - elapsed
+  elseif prev > 0 then
+    reset = period - elapsed
+  end
+  return {allowed, remaining, retry, reset}, writes
 end
-local reset = 0
-if curr > 0 then
-  reset = 2 * period - elapsed
-elseif prev > 0 then
-  reset = period - elapsed
-end
-return {allowed, remaining, retry, reset}

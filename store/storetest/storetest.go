@@ -8,7 +8,10 @@
 // [Run] needs nothing but the store and runs its timing cases in real time
 // (a few seconds). [RunWithClock] takes a store whose clock the suite sets,
 // and checks every decision exactly, including a differential test against
-// golang.org/x/time/rate on random timelines.
+// golang.org/x/time/rate on random timelines. A store that implements
+// [ratelimit.MultiStore] also runs the cases of AllowAll: all or nothing,
+// mixed algorithms, validation, concurrency and, with the clock, several
+// token buckets taken together against one x/time/rate Limiter each.
 package storetest
 
 import (
@@ -91,14 +94,24 @@ type testCase struct {
 var algorithms = []ratelimit.Algorithm{ratelimit.TokenBucket, ratelimit.FixedWindow, ratelimit.SlidingWindow, ratelimit.SlidingLog}
 
 // runCase runs c in t, once per algorithm if it asks for that; newEnv
-// makes the env of one run.
+// makes the env of one run. Each run has a store of its own, so runs go
+// in parallel, but for the real-time cases, whose timing a loaded machine
+// would disturb.
 func runCase(t *testing.T, c testCase, newEnv func(t *testing.T) *env) {
 	if !c.everyAlgorithm {
-		t.Run(c.name, func(t *testing.T) { c.run(newEnv(t)) })
+		t.Run(c.name, func(t *testing.T) {
+			if !c.realTime {
+				t.Parallel()
+			}
+			c.run(newEnv(t))
+		})
 		return
 	}
 	for _, a := range algorithms {
 		t.Run(a.String()+"/"+c.name, func(t *testing.T) {
+			if !c.realTime {
+				t.Parallel()
+			}
 			e := newEnv(t)
 			e.algo = a
 			c.run(e)
@@ -110,7 +123,11 @@ func runCase(t *testing.T, c testCase, newEnv func(t *testing.T) *env) {
 // with a new store, on the store's own clock: the timing cases wait in real
 // time, on limits loose enough for a loaded machine.
 func Run(t *testing.T, newStore func(t *testing.T) ratelimit.Store) {
-	for _, c := range cases() {
+	all := cases()
+	if isMulti(newStore(t)) {
+		all = append(all, multiCases()...)
+	}
+	for _, c := range all {
 		if c.clock {
 			continue
 		}
@@ -125,11 +142,23 @@ func Run(t *testing.T, newStore func(t *testing.T) ratelimit.Store) {
 // store's clock (time.Time values with microsecond precision are enough);
 // the suite sets it before the first call and moves it only forward, except
 // in the case that checks a clock going back.
-func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, func(time.Time))) {
+//
+// Options adjust the run; see [Timelines].
+func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, func(time.Time)), opts ...Option) {
+	cfg := config{timelines: 10}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	// A minute into the next hour: the window cases start well inside a
 	// window, and on a whole second.
 	start := time.Now().Truncate(time.Hour).Add(time.Hour + time.Minute)
-	for _, c := range cases() {
+	all := cases()
+	probe, _ := newStore(t)
+	multi := isMulti(probe)
+	if multi {
+		all = append(all, multiCases()...)
+	}
+	for _, c := range all {
 		if c.realTime {
 			continue
 		}
@@ -147,17 +176,42 @@ func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, fu
 		})
 	}
 	t.Run("token bucket/decisions equal golang.org/x/time/rate", func(t *testing.T) {
+		t.Parallel()
 		store, set := newStore(t)
-		n := differential(t, store, set, start, 10, 1000)
+		n := differential(t, store, set, start, cfg.timelines, 1000)
 		t.Logf("compared %d decisions", n)
 	})
 	for _, a := range algorithms[1:] {
 		t.Run(a.String()+"/decisions equal a brute-force model", func(t *testing.T) {
+			t.Parallel()
 			store, set := newStore(t)
-			n := windowOracle(t, store, set, start, a, 10, 500)
+			n := windowOracle(t, store, set, start, a, cfg.timelines, 500)
 			t.Logf("compared %d decisions", n)
 		})
 	}
+	if multi {
+		t.Run("AllowAll/token buckets together equal golang.org/x/time/rate", func(t *testing.T) {
+			t.Parallel()
+			store, set := newStore(t)
+			n := multiOracle(t, store, set, start, max(1, cfg.timelines*6/10), 300)
+			t.Logf("compared %d batches", n)
+		})
+	}
+}
+
+// Option adjusts a run of [RunWithClock].
+type Option func(*config)
+
+type config struct {
+	timelines int
+}
+
+// Timelines sets how many random timelines each exact comparison replays:
+// 10 by default, of 500 to 1,000 decisions each. Fewer suit a store that
+// is slow to call under the race detector, such as miniredis, whose Lua
+// interpreter runs in the test process; the cases stay the same.
+func Timelines(n int) Option {
+	return func(c *config) { c.timelines = max(n, 1) }
 }
 
 func cases() []testCase {
@@ -179,6 +233,7 @@ func cases() []testCase {
 		{name: "RetryAfter and ResetAfter are exact", clock: true, run: exactDurations},
 		{name: "refill keeps fractions of a token", clock: true, run: fractionalRefill},
 		{name: "a clock going back refills nothing", clock: true, run: clockBack},
+		{name: "limits at the bounds of Validate neither wrap nor go negative", clock: true, run: extremeLimits},
 	}
 }
 

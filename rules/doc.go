@@ -1,0 +1,138 @@
+// Package rules builds rate limiters from a YAML file of rules, one rule
+// per route, and serves through them with reloads that keep budgets:
+//
+//	trusted_proxies: [10.0.0.0/8]   # believe the client-address header from these
+//	client_ip_header: X-Forwarded-For
+//	trust_unix_socket: false
+//
+//	defaults:                       # every rule's, unless it says otherwise
+//	  key: ip
+//	  headers: both
+//	  on_error: open
+//	  timeout: 100ms
+//
+//	rules:
+//	  - name: home
+//	    match: "GET /{$}"           # an http.ServeMux pattern
+//	    rate: 10                    # shorthand for one limit
+//	    period: 1m
+//	  - name: api
+//	    match: "GET /api/"
+//	    key: [header:X-API-Key, ip] # the API key, else the client address
+//	    limits:
+//	      - {rate: 100, period: 1m, burst: 20}            # named "api"
+//	      - {rate: 1000, period: 1h}                      # named "api-1h"
+//	      - {name: api-per-ip, rate: 200, period: 1m, key: ip}
+//	    problem_json: true
+//	  - name: account
+//	    match: /account/
+//	    key: user                   # the user WithUser gives; none: 401
+//	    rate: 30
+//	    period: 1m
+//	  - name: export
+//	    match: "POST /export"
+//	    rate: 20
+//	    period: 1h
+//	    algorithm: sliding-log
+//	    cost: 5
+//	    on_error: closed
+//	    dry_run: true
+//
+// # Top level
+//
+// trusted_proxies: addresses or prefixes of the proxies whose header the
+// ip key believes (ratelimit.TrustProxies); none by default, so the ip key
+// is the connection's address. client_ip_header: the one header they write
+// the client's address to (ratelimit.ClientIPHeader); X-Forwarded-For by
+// default. trust_unix_socket: treat requests over a unix socket as from a
+// trusted proxy (ratelimit.TrustUnixSocket); false by default. defaults:
+// settings of every rule (key, algorithm, cost, headers, dry_run, on_error,
+// timeout, problem_json, deny_cache, breaker), each of which a rule may
+// set again. rules: the rules, at least one.
+//
+// # Rules
+//
+//   - name (required): 1 to 64 letters, digits, '.', '_' or '-', unique;
+//     it namespaces the rule's keys in the store and names it in headers
+//     and metrics.
+//   - match (required): an http.ServeMux pattern such as "GET /api/"; a
+//     request goes through the limiter of the most specific rule that
+//     matches it, as ServeMux would route it, or through none.
+//   - limits: a list of {name, rate, period, burst, algorithm, key}, all
+//     of which a request must pass, all or nothing (see below). rate and
+//     period are required; period as in time.ParseDuration; burst is for the
+//     token bucket only (default 0, which means rate); algorithm is
+//     token-bucket (the default), fixed-window, sliding-window or
+//     sliding-log; key (default the rule's) keys that limit alone, such as
+//     ip for a per-address ceiling over a per-API-key limit. The first limit
+//     is the rule's own and takes its name; the others are named as given,
+//     else rule-period ("api-1h"), then "-2", "-3" if that is taken.
+//   - rate, period, burst, algorithm: shorthand for a one-limit list; a
+//     rule gives these or limits, not both.
+//   - key: ip, user, route, header:NAME, or parts joined with "+" such as
+//     route+ip; a list means the first the request has. Default ip. user
+//     is the identity given by [WithUser]; a request without one is
+//     answered 401, unless a later alternative applies.
+//   - cost: tokens per request, 0 up to the smallest limit's capacity;
+//     default 1.
+//   - headers: x-ratelimit (the default), ietf, both or none
+//     (ratelimit.WithHeaders).
+//   - dry_run: decide and report, refuse nothing (ratelimit.WithDryRun);
+//     default false.
+//   - on_error: open (the default: a request passes when the store fails)
+//     or closed (503, ratelimit.WithFailClosed).
+//   - timeout: the time budget of a decision (ratelimit.WithTimeout); 0
+//     turns it off; default ratelimit.DefaultTimeout on stores such as
+//     Redis, none on the memory store.
+//   - problem_json: answer 429 with an RFC 9457 problem+json body
+//     (ratelimit.WithProblemJSON); default false.
+//   - deny_cache: how many denied keys the limiter remembers
+//     (ratelimit.WithDenyCache); 0 turns it off; default
+//     ratelimit.DefaultDenyCacheKeys on stores such as Redis, none on the
+//     memory store.
+//   - breaker: off, or {failures, cool_down} (ratelimit.WithBreaker;
+//     defaults 5 and 500ms); default a breaker on stores such as Redis,
+//     none on the memory store.
+//
+// Unknown fields, bad values and conflicting patterns are errors that name
+// the file, line, rule and field, such as
+//
+//	rules.yaml:7: rule "api": unknown field "burts" (fields: name, match, ...)
+//
+// # All or nothing
+//
+// A request passes only if every limit of its rule allows it, and a denied
+// request takes nothing from any of them. On the memory store that holds
+// always. On a store that decides several keys in one step
+// (ratelimit.MultiStore, such as Redis in one script) it holds in one round
+// trip; on Redis Cluster only when the keys share a slot, which limits
+// keyed by the same key do, and not for a limit with a key of its own (a
+// per-address ceiling): those, like every take on a store that is not a
+// MultiStore, are decided as ratelimit.AllowAll describes, where a
+// concurrent request can leave an earlier limit spent.
+//
+// # Reload
+//
+// [NewHandler] serves through an immutable set of rules that
+// [Handler.Reload], [Handler.ReloadFile] or [Handler.Apply] swap
+// atomically while requests are in flight. A file that does not parse or
+// whose limiters do not build changes nothing: the rules in force stay
+// and the error says why. A rule that keeps its name and fields keeps its
+// limiter (deny cache and breaker included); every limiter's keys are
+// namespaced by its name and its limits' names, so on the same store a
+// rebuilt limiter keeps the budgets of the limits that kept their names.
+// The returned [Changes] name the rules added, removed and changed:
+//
+//	h, err := rules.NewHandler(cfg, store, app)
+//	...
+//	hup := make(chan os.Signal, 1)
+//	signal.Notify(hup, syscall.SIGHUP)
+//	for range hup {
+//		changes, err := h.ReloadFile(path)
+//		if err != nil {
+//			log.Printf("kept the rules in force: %v", err)
+//			continue
+//		}
+//		log.Printf("rules reloaded: %s", changes)
+//	}
+package rules

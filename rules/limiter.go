@@ -1,0 +1,122 @@
+package rules
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ratelimit-go/ratelimit"
+)
+
+// Limiter builds the rule's limiter on store, with opts after the rule's
+// own options (so they can override them): named after the rule, keyed by
+// the first limit's key, each further limit a ratelimit.Policy. A rule
+// keyed by user needs [WithUser], which only [NewHandler] takes: Limiter
+// fails on it.
+func (c *Config) Limiter(r Rule, store ratelimit.Store, opts ...ratelimit.Option) (*ratelimit.Limiter, error) {
+	return c.keys(nil).limiter(r, store, opts)
+}
+
+func (k keys) limiter(r Rule, store ratelimit.Store, opts []ratelimit.Option) (*ratelimit.Limiter, error) {
+	limits := r.limits()
+	key := r.key()
+	own := key
+	if limits[0].Key != nil {
+		own = limits[0].Key
+	}
+	kf, err := k.keyFunc(own)
+	if err != nil {
+		return nil, err
+	}
+	cost := r.Cost
+	all := []ratelimit.Option{
+		ratelimit.WithName(r.Name),
+		ratelimit.WithKeyFunc(kf),
+		ratelimit.WithHeaders(r.Headers),
+		ratelimit.WithCost(func(*http.Request) int { return cost }),
+	}
+	for _, l := range limits[1:] {
+		p := ratelimit.Policy{Name: l.Name, Limit: l.Limit}
+		if l.Key != nil && !slices.Equal(l.Key, own) || l.Key == nil && !slices.Equal(key, own) {
+			pk := key
+			if l.Key != nil {
+				pk = l.Key
+			}
+			if p.Key, err = k.keyFunc(pk); err != nil {
+				return nil, err
+			}
+		}
+		all = append(all, ratelimit.WithPolicy(p))
+	}
+	if r.DryRun {
+		all = append(all, ratelimit.WithDryRun())
+	}
+	if r.FailClosed {
+		all = append(all, ratelimit.WithFailClosed())
+	}
+	if r.Timeout != nil {
+		all = append(all, ratelimit.WithTimeout(*r.Timeout))
+	}
+	if r.ProblemJSON {
+		all = append(all, ratelimit.WithProblemJSON())
+	}
+	if r.DenyCache != nil {
+		all = append(all, ratelimit.WithDenyCache(*r.DenyCache))
+	}
+	if b := r.Breaker; b != nil {
+		if b.Off {
+			all = append(all, ratelimit.WithBreaker(nil))
+		} else {
+			all = append(all, ratelimit.WithBreaker(ratelimit.NewBreaker(b.Failures, b.CoolDown)))
+		}
+	}
+	return ratelimit.New(store, limits[0].Limit, append(all, opts...)...)
+}
+
+// limits returns the rule's limits; a Rule built by hand may give Limit
+// alone.
+func (r Rule) limits() []Limit {
+	if len(r.Limits) == 0 {
+		return []Limit{{Name: r.Name, Limit: r.Limit}}
+	}
+	return r.Limits
+}
+
+func (r Rule) key() []string {
+	if len(r.Key) == 0 {
+		return []string{"ip"}
+	}
+	return r.Key
+}
+
+// String describes the rule, such as
+// "GET /api/ api: 60 per 1m per header:X-API-Key else ip + api-1m: 120 per 1m per ip".
+func (r Rule) String() string {
+	var b strings.Builder
+	b.WriteString(r.Match + " ")
+	for i, l := range r.limits() {
+		if i > 0 {
+			b.WriteString(" + ")
+		}
+		key := r.key()
+		if l.Key != nil {
+			key = l.Key
+		}
+		b.WriteString(l.Name + ": " + l.Limit.String() + " per " + strings.Join(key, " else "))
+	}
+	var extra []string
+	if r.Cost != 1 {
+		extra = append(extra, "cost "+strconv.Itoa(r.Cost))
+	}
+	if r.DryRun {
+		extra = append(extra, "dry run")
+	}
+	if r.FailClosed {
+		extra = append(extra, "fails closed")
+	}
+	if len(extra) > 0 {
+		b.WriteString(" (" + strings.Join(extra, ", ") + ")")
+	}
+	return b.String()
+}

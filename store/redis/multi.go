@@ -1,0 +1,116 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+)
+
+var _ ratelimit.MultiStore = (*Store)(nil)
+
+// AllowAll implements [ratelimit.MultiStore] in one round trip: one script
+// (multi.lua, with EVALSHA, and EVAL only after NOSCRIPT, sent at most once
+// and with the same deadline as [Store.AllowN]) decides every take at one
+// instant of Redis's clock, writing nothing, then commits them all only if
+// every one is allowed. Each take may have its own algorithm and limit;
+// keys must be distinct.
+//
+// On a *goredis.ClusterClient or *goredis.Ring, a script may only touch
+// keys of one slot: if the keys' hash tags differ (see [Store.Key]: the
+// limits of one client key share one), AllowAll returns
+// [ratelimit.ErrCrossSlot] without calling Redis, and [ratelimit.AllowAll]
+// decides the takes one by one. On a single node or a failover client any
+// keys go in one script.
+func (s *Store) AllowAll(ctx context.Context, takes []ratelimit.Take, results []ratelimit.Result) error {
+	if err := validateTakes(takes, results); err != nil {
+		return err
+	}
+	if s.client == nil {
+		return ErrNilClient
+	}
+	if len(takes) == 0 {
+		return ctx.Err()
+	}
+	if s.sharded {
+		tag := slotTag(afterNamespace(takes[0].Key))
+		for i := 1; i < len(takes); i++ {
+			if slotTag(afterNamespace(takes[i].Key)) != tag {
+				return ratelimit.ErrCrossSlot
+			}
+		}
+	}
+	k := len(takes)
+	clock, deadline := s.clockArgs(ctx)
+	args := make([]any, 3, 3+k+2+5*k)
+	args[0], args[1], args[2] = "evalsha", multiScript.script.Hash(), k
+	for i := range takes {
+		args = append(args, s.Key(takes[i].Key, takes[i].Limit.Algorithm))
+	}
+	args = append(args, clock, deadline)
+	for i := range takes {
+		t := &takes[i]
+		a := s.limitArgs(t.Limit)
+		args = append(args, int(t.Limit.Algorithm), a[0], a[1], t.N, a[2])
+	}
+	v, err := s.eval(ctx, &multiScript, args)
+	if err != nil {
+		return err
+	}
+	if len(v) == 1 && v[0] < 0 {
+		return ErrLate
+	}
+	if len(v) != 4*k {
+		return fmt.Errorf("ratelimit/redis: %s returned %d values for %d takes, want %d", multiScript.name, len(v), k, 4*k)
+	}
+	for i := range takes {
+		r := v[4*i : 4*i+4]
+		results[i] = ratelimit.Result{
+			Allowed:    r[0] == 1,
+			Limit:      takes[i].Limit,
+			Remaining:  int(r[1]),
+			RetryAfter: time.Duration(r[2]) * time.Microsecond,
+			ResetAfter: time.Duration(r[3]) * time.Microsecond,
+		}
+	}
+	return nil
+}
+
+// validateTakes checks AllowAll's arguments: one result per take, each take
+// valid as by ratelimit.ValidateCall, and no key twice.
+func validateTakes(takes []ratelimit.Take, results []ratelimit.Result) error {
+	if len(results) != len(takes) {
+		return fmt.Errorf("ratelimit: AllowAll: %d results for %d takes", len(results), len(takes))
+	}
+	for i := range takes {
+		t := &takes[i]
+		if err := ratelimit.ValidateCall(t.Key, t.Limit, t.N); err != nil {
+			return err
+		}
+	}
+	if len(takes) > 32 {
+		seen := make(map[string]int, len(takes))
+		for i := range takes {
+			if j, dup := seen[takes[i].Key]; dup {
+				return duplicateKey(j, i)
+			}
+			seen[takes[i].Key] = i
+		}
+		return nil
+	}
+	for i := range takes {
+		for j := range i {
+			if takes[i].Key == takes[j].Key {
+				return duplicateKey(j, i)
+			}
+		}
+	}
+	return nil
+}
+
+// duplicateKey is the error of two takes with one key; it names the takes,
+// not the key, which may be a client's data.
+func duplicateKey(i, j int) error {
+	return fmt.Errorf("ratelimit: AllowAll: takes %d and %d have the same key; keys must be distinct", i, j)
+}
