@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# run.sh: every suite, every library, on this machine, into RESULTS.md and
-# results.svg beside this script.
+# run.sh: every suite, every library, on this machine, into RESULTS.md,
+# results.svg and results.txt (the raw samples, for benchstat) beside this
+# script.
 #
 #   bash benchmarks/run.sh              # COUNT=5 rounds, BENCHTIME=200ms, SLOW_BENCHTIME=1s
 #   COUNT=10 BENCHTIME=500ms bash benchmarks/run.sh
@@ -144,8 +145,10 @@ root=$(cd .. && pwd)
 
 go run ./cmd/report -raw "$raw" "${benchstat_flag[@]}" -meta "$work/meta.md" -notes NOTES.md \
 	-profiles "$work/profiles" -cmdstats "$work/cmdstats" -svg "$work/results.svg" >"$work/RESULTS.md"
+grep -v '^redis: ' "$raw" >"$work/results.txt" || true
 mv "$work/results.svg" results.svg
+mv "$work/results.txt" results.txt
 mv "$work/RESULTS.md" RESULTS.md
-echo "run.sh: wrote RESULTS.md and results.svg" >&2
+echo "run.sh: wrote RESULTS.md, results.svg and results.txt" >&2
 exit 0
 }
