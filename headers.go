@@ -45,10 +45,10 @@ const (
 // The slices are shared by every response: a handler may replace them
 // (Header.Set, Header.Del) but must not assign to their elements.
 type headerValues struct {
-	limit   []string   // X-RateLimit-Limit
-	policy  []string   // RateLimit-Policy
-	name    string     // the policy's structured-field string, quoted
-	numbers [][]string // numbers[i] is {"i"}
+	limit   []string                                            // X-RateLimit-Limit
+	policy  []string                                            // RateLimit-Policy
+	name    string                                              // the policy's structured-field string, quoted
+	numbers [][]string                                          // numbers[i] is {"i"}
 	recent  *[rateLimitCacheSize]atomic.Pointer[rateLimitValue] // RateLimit values made lately
 }
 
