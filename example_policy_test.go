@@ -1,10 +1,12 @@
 package ratelimit_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"time"
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/store/memory"
@@ -63,4 +65,38 @@ func ExampleViolatedPolicies() {
 	// 200 hello
 	// 200 hello
 	// 429 over hourly
+}
+
+func ExampleAllowAll() {
+	// Two limits on one client, decided as one: the second denies, so the
+	// first keeps its token.
+	store := memory.New()
+	defer store.Close()
+	takes := []ratelimit.Take{
+		{Key: "api/user:7", Limit: ratelimit.PerSecond(10), N: 1},
+		{Key: "api#daily/user:7", Limit: ratelimit.Limit{Rate: 1, Period: 24 * time.Hour}, N: 1},
+	}
+	results := make([]ratelimit.Result, len(takes))
+	for range 2 {
+		if err := ratelimit.AllowAll(context.Background(), store, takes, results); err != nil {
+			panic(err)
+		}
+		fmt.Println(results[0].Allowed, results[0].Remaining, results[1].Allowed)
+	}
+	// Output:
+	// true 9 true
+	// true 9 false
+}
+
+func ExampleLimiter_String() {
+	store := memory.New()
+	defer store.Close()
+	l, err := ratelimit.New(store, ratelimit.PerSecond(10).WithBurst(20), ratelimit.WithName("api"),
+		ratelimit.WithPolicy(ratelimit.Policy{Name: "hourly", Limit: ratelimit.PerHour(1000)}))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(l)
+	// Output:
+	// api: 10 per 1s, burst 20; hourly: 1000 per 1h
 }
