@@ -82,11 +82,7 @@ func (l *Limiter) take(ctx context.Context, key string, n int) decision {
 			l.breaker.success(probe)
 		}
 		if l.denies != nil {
-			if !res.Allowed {
-				l.denies.put(key, n, now, res)
-			} else if n > 0 {
-				l.denies.forget(key)
-			}
+			l.denies.record(key, n, now, res)
 		}
 		return d
 	case isCallError(err):

@@ -17,8 +17,9 @@ const DefaultDenyCacheKeys = 65_536
 // limiter denies that key's requests of cost n or more itself until d has
 // passed, with the same headers, without asking the store. This is exact:
 // other app servers can only take tokens from the key, never give any back,
-// so the store would deny them too. A flooding client so costs the store
-// about one call per RetryAfter per app server. When maxKeys are held the
+// so the store would deny them too. A take that empties a token bucket or
+// a fixed window is remembered the same way, until its next token. A flooding client so costs the store
+// about one call per token per app server. When maxKeys are held the
 // expired ones are dropped, then arbitrary ones (which only costs a store
 // call). The default is [DefaultDenyCacheKeys] for a store that is not
 // [Local]; 0 turns the cache off, and a negative maxKeys is an error.
@@ -114,6 +115,51 @@ func (c *denyCache) put(key string, n int, sent time.Time, res Result) {
 		sh.makeRoom(sent)
 	}
 	sh.m[key] = d
+}
+
+// record learns from res, the store's decision on n tokens of key asked
+// at sent: a denial is remembered until its RetryAfter; an allowed take
+// that left the key empty (Remaining 0) is remembered as the denial of
+// any request until the key holds a token again, when that instant is
+// known exactly (a token bucket's next token, a fixed window's end), so
+// that a flood costs the store one call per token, not two; any other
+// allowed take forgets the key's denial, since this app server spent
+// tokens the denial did not count.
+func (c *denyCache) record(key string, n int, sent time.Time, res Result) {
+	switch {
+	case !res.Allowed:
+		c.put(key, n, sent, res)
+	case n == 0:
+	case res.Remaining == 0:
+		if wait, ok := untilOneToken(res); ok {
+			c.put(key, 1, sent, Result{Limit: res.Limit, RetryAfter: wait, ResetAfter: res.ResetAfter})
+			return
+		}
+		c.forget(key)
+	default:
+		c.forget(key)
+	}
+}
+
+// untilOneToken is how long after an allowed decision that left res
+// (Remaining 0) a request of cost 1 could pass, rounded down a
+// microsecond so as never to outlast the true wait (the store's durations
+// are rounded up to it): for a token bucket, the time to full less the
+// time the last capacity − 1 tokens take; for a fixed window, its end.
+func untilOneToken(res Result) (time.Duration, bool) {
+	l := res.Limit
+	var wait time.Duration
+	switch l.Algorithm {
+	case TokenBucket:
+		rest := time.Duration(float64(l.Capacity()-1) / l.PerSecondRate() * float64(time.Second))
+		wait = res.ResetAfter - rest
+	case FixedWindow:
+		wait = res.ResetAfter
+	default:
+		return 0, false
+	}
+	wait -= time.Microsecond
+	return wait, wait > 0
 }
 
 // forget drops key's denial: this app server took tokens from key, so the

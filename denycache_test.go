@@ -63,7 +63,9 @@ func TestDenyCacheIsExact(t *testing.T) {
 				if got.Allowed != want.Allowed || got.Allowed && got.Remaining != want.Remaining {
 					t.Fatalf("request %d (cost %d): %+v, the oracle says %+v", i, n, got, want)
 				}
-				if !got.Allowed && (got.RetryAfter-want.RetryAfter > time.Microsecond || want.RetryAfter-got.RetryAfter > time.Microsecond) {
+				// A remembered wait may start up to 2 µs early (it is rounded
+				// down so as never to outlast the true one), never late.
+				if !got.Allowed && (got.RetryAfter-want.RetryAfter > time.Microsecond || want.RetryAfter-got.RetryAfter > 2*time.Microsecond) {
 					t.Fatalf("request %d (cost %d): RetryAfter %v, the oracle says %v", i, n, got.RetryAfter, want.RetryAfter)
 				}
 			}
@@ -99,10 +101,11 @@ func TestDenyCacheCostsTheStoreOneCallPerRetryAfter(t *testing.T) {
 			}
 		}
 	}
-	// 10 admitted in the first instant, then one token every 6 s: each
-	// denial is cached until the next token, so about 2 calls per token.
-	if calls := store.calls.Load(); calls > 20 {
-		t.Errorf("a flood of %d requests cost the store %d calls, want about 2 per RetryAfter (<= 20)", requests, calls)
+	// 10 admitted in the first instant, then one token every 6 s: the
+	// take that empties the bucket is remembered until the next token, so
+	// the store is called once per token: 10 + 4.
+	if calls := store.calls.Load(); calls != 14 {
+		t.Errorf("a flood of %d requests cost the store %d calls, want one per token, 14", requests, calls)
 	}
 	if admitted := requests - denied; admitted != 10+4 {
 		t.Errorf("%d admitted in 30 s, want 14 (10 at once, then one per 6 s)", admitted)

@@ -69,7 +69,7 @@ func ExampleWithDenyCache() {
 	fmt.Println("store calls:", store.calls.Load())
 	// Output:
 	// 200 200 429 429 429 429 429 429 429 429
-	// store calls: 3
+	// store calls: 2
 }
 
 func ExampleWithObserver() {

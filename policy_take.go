@@ -51,11 +51,7 @@ func (l *Limiter) takeAll(ctx context.Context, takes []Take) decision {
 		}
 		if l.denies != nil {
 			for i, t := range takes {
-				if !results[i].Allowed {
-					l.denies.put(t.Key, t.N, now, results[i])
-				} else if t.N > 0 {
-					l.denies.forget(t.Key)
-				}
+				l.denies.record(t.Key, t.N, now, results[i])
 			}
 		}
 		return l.summarize(results, decision{latency: latency})
