@@ -40,7 +40,9 @@ func isLocal(s Store) bool {
 // answers the request (fail open, [WithFailClosed] or [WithFallback]). The
 // bound holds whatever the store's client does with contexts: the store is
 // called on a goroutine of its own and left to finish in the background,
-// its context cancelled. The default is [DefaultTimeout] for stores that
+// its context cancelled (a call that never returns keeps its goroutine:
+// the [Breaker] bounds how many calls an outage leaves waiting, and client
+// read timeouts, see docs/redis.md, how long). The default is [DefaultTimeout] for stores that
 // are not [Local], none for Local ones; d == 0 turns the bound off and a
 // negative d is an error.
 func WithTimeout(d time.Duration) Option {
