@@ -5,7 +5,7 @@
 -- key  a string "ts:tokens": the last update (µs) and the tokens then (a
 --      float written with 17 significant digits, so it reads back exactly);
 --      one GET, and one SET with PX, the expiry, to commit a take
-local function bucket(key, rate, capacity, n, period, now, slack)
+local function bucket(key, rate, capacity, n, period, now, slack, commit)
   local tokens, last
   local v = redis.call('GET', key)
   if v then
@@ -25,17 +25,17 @@ local function bucket(key, rate, capacity, n, period, now, slack)
     tokens = capacity
   end
 
-  local allowed, retry, writes = 0, 0, {}
+  local allowed, retry = 0, 0
   local left = tokens - n
   -- x/time/rate admits when the wait for the missing part truncates to 0 ns
   if left >= 0 or (-left / rate) * 1e9 < 1 then
     allowed = 1
     tokens = left
-    if n > 0 then
+    if n > 0 and commit then
       -- expire 1 ms after the bucket is full again: an expired key is a full one
       local full = math.ceil((capacity - left) / rate * 1000000)
-      writes[1] = {'SET', key, string.format('%.0f:%.17g', now, left),
-        'PX', string.format('%.0f', math.ceil(full / 1000) + 1 + slack)}
+      redis.call('SET', key, string.format('%.0f:%.17g', now, left),
+        'PX', string.format('%.0f', math.ceil(full / 1000) + 1 + slack))
     end
   else
     retry = math.ceil(-left / rate * 1000000)
@@ -49,5 +49,5 @@ local function bucket(key, rate, capacity, n, period, now, slack)
   if tokens < capacity then
     reset = math.ceil((capacity - tokens) / rate * 1000000)
   end
-  return {allowed, remaining, retry, reset}, writes
+  return {allowed, remaining, retry, reset}
 end

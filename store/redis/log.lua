@@ -6,7 +6,7 @@
 --      running total of tokens admitted, zero-padded, so members never
 --      collide, even within one microsecond. The decision reads only the
 --      entries inside the window; a commit drops those that have left it.
-local function slidinglog(key, rate, capacity, n, period, now, slack)
+local function slidinglog(key, rate, capacity, n, period, now, slack, commit)
   local clock, total, newest = now, 0, nil
   local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
   if last[1] then
@@ -27,16 +27,18 @@ local function slidinglog(key, rate, capacity, n, period, now, slack)
     sum = total - tonumber(c) + tonumber(k)
   end
 
-  local allowed, retry, writes = 0, 0, {}
+  local allowed, retry = 0, 0
   if sum + n <= capacity then
     allowed = 1
     if n > 0 then
       total = total + n
       sum = sum + n
       newest = now
-      writes[1] = {'ZREMRANGEBYSCORE', key, '-inf', string.format('%.0f', now - period)}
-      writes[2] = {'ZADD', key, string.format('%.0f', now), string.format('%016.0f:%.0f', total, n)}
-      writes[3] = {'PEXPIRE', key, string.format('%.0f', math.ceil((now + period - clock) / 1000) + slack)}
+      if commit then
+        redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%.0f', now - period))
+        redis.call('ZADD', key, string.format('%.0f', now), string.format('%016.0f:%.0f', total, n))
+        redis.call('PEXPIRE', key, string.format('%.0f', math.ceil((now + period - clock) / 1000) + slack))
+      end
     end
   else
     -- wait until enough of the oldest entries have left
@@ -54,5 +56,5 @@ local function slidinglog(key, rate, capacity, n, period, now, slack)
   if sum > 0 then
     reset = newest + period - now
   end
-  return {allowed, capacity - sum, retry, reset}, writes
+  return {allowed, capacity - sum, retry, reset}
 end

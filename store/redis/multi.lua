@@ -21,14 +21,14 @@ if late then
   return {-1, now}
 end
 
-local takes, results, writes = {}, {}, {}
+local takes, results = {}, {}
 local all = true
 for i = 1, #KEYS do
   local a = 3 + 5 * (i - 1)
   local t = {decide = algorithms[tonumber(ARGV[a])], key = KEYS[i], rate = tonumber(ARGV[a + 1]),
     capacity = tonumber(ARGV[a + 2]), n = tonumber(ARGV[a + 3]), period = tonumber(ARGV[a + 4])}
   takes[i] = t
-  results[i], writes[i] = t.decide(t.key, t.rate, t.capacity, t.n, t.period, now, slack)
+  results[i] = t.decide(t.key, t.rate, t.capacity, t.n, t.period, now, slack, false)
   if results[i][1] ~= 1 then
     all = false
   end
@@ -38,10 +38,10 @@ local out = {}
 for i, t in ipairs(takes) do
   local r = results[i]
   if all then
-    commit(writes[i])
+    r = t.decide(t.key, t.rate, t.capacity, t.n, t.period, now, slack, true)
   else
     -- nothing is taken: the budget as it is, with the take's own verdict
-    local report = t.decide(t.key, t.rate, t.capacity, 0, t.period, now, slack)
+    local report = t.decide(t.key, t.rate, t.capacity, 0, t.period, now, slack, false)
     r = {r[1], report[2], r[3], report[4]}
   end
   for j = 1, 4 do

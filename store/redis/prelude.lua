@@ -1,19 +1,21 @@
 -- prelude.lua: the start of every script (scripts.go puts it in front): the
--- clock and the commit of a decision.
+-- clock.
 --
 -- Each algorithm's file then defines a function
---   decide(key, rate, capacity, n, period, now, slack) -> result, writes
+--   decide(key, rate, capacity, n, period, now, slack, commit) -> result
 -- rate   refill rate in tokens per second (a number)
 -- capacity  Burst for the token bucket, Rate for the windows
 -- n      the cost
 -- period in µs
 -- now    the clock in µs since the epoch; slack the µs added to expiries
--- that decides without writing: result is {allowed (0|1), remaining,
--- retry-after µs, reset-after µs}, integers only, because Redis truncates
--- Lua numbers, as they stand once the take is committed; writes are the
--- commands that commit it (none when it is denied or n is 0). A one-key
--- script (single.lua) commits at once; multi.lua commits only if every take
--- is allowed.
+-- commit  whether to write the take (an allowed one, n > 0) to Redis
+-- that decides, and writes the take only when asked: result is {allowed
+-- (0|1), remaining, retry-after µs, reset-after µs}, integers only, because
+-- Redis truncates Lua numbers, as they stand once the take is committed.
+-- Called again with the same arguments and commit set, it decides the same.
+-- A one-key script (single.lua) commits at once; multi.lua decides every
+-- take without writing, then commits them all only if every one is
+-- allowed.
 
 -- clock returns now in µs, the slack of expiries, and whether the call
 -- came after the caller's deadline (the caller has given up on it).
@@ -37,9 +39,3 @@ local function clock(app, deadline)
   return now, slack, false
 end
 
--- commit runs the writes of a decision.
-local function commit(writes)
-  for _, w in ipairs(writes) do
-    redis.call(unpack(w))
-  end
-end

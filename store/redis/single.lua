@@ -16,9 +16,8 @@ local function single(decide)
   if late then
     return {-1, 0, 0, 0, now}
   end
-  local result, writes = decide(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]),
-    tonumber(ARGV[3]), tonumber(ARGV[4]), now, slack)
-  commit(writes)
+  local result = decide(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]),
+    tonumber(ARGV[3]), tonumber(ARGV[4]), now, slack, true)
   result[5] = now
   return result
 end

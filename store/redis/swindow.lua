@@ -4,7 +4,7 @@
 --
 -- key  a string "start:prev:curr": the start of the current window (µs)
 --      and the counts of the window before it and of it
-local function swindow(key, rate, capacity, n, period, now, slack)
+local function swindow(key, rate, capacity, n, period, now, slack, commit)
   local start = now - now % period
   local prev, curr = 0, 0
   local v = redis.call('GET', key)
@@ -20,13 +20,13 @@ local function swindow(key, rate, capacity, n, period, now, slack)
   local elapsed = now - start
   local weight = 1 - elapsed / period
 
-  local allowed, retry, writes = 0, 0, {}
+  local allowed, retry = 0, 0
   if prev * weight + curr + n <= capacity then
     allowed = 1
     curr = curr + n
-    if n > 0 then
-      writes[1] = {'SET', key, string.format('%.0f:%.0f:%.0f', start, prev, curr),
-        'PX', string.format('%.0f', math.ceil((start + 2 * period - now) / 1000) + slack)}
+    if n > 0 and commit then
+      redis.call('SET', key, string.format('%.0f:%.0f:%.0f', start, prev, curr),
+        'PX', string.format('%.0f', math.ceil((start + 2 * period - now) / 1000) + slack))
     end
   else
     local room = capacity - curr - n
@@ -54,5 +54,5 @@ local function swindow(key, rate, capacity, n, period, now, slack)
   elseif prev > 0 then
     reset = period - elapsed
   end
-  return {allowed, remaining, retry, reset}, writes
+  return {allowed, remaining, retry, reset}
 end

@@ -2,7 +2,7 @@
 -- Mirrors fixedWindow in store/memory/window.go, in microseconds.
 --
 -- key  a string "end:count": the end of the counted window (µs) and its count
-local function window(key, rate, capacity, n, period, now, slack)
+local function window(key, rate, capacity, n, period, now, slack, commit)
   -- windows are aligned to multiples of the period since the epoch
   local stop = now - now % period + period
   local count = 0
@@ -14,13 +14,13 @@ local function window(key, rate, capacity, n, period, now, slack)
     end
   end
 
-  local allowed, retry, writes = 0, 0, {}
+  local allowed, retry = 0, 0
   if count + n <= capacity then
     allowed = 1
     count = count + n
-    if n > 0 then
-      writes[1] = {'SET', key, string.format('%.0f:%.0f', stop, count),
-        'PX', string.format('%.0f', math.ceil((stop - now) / 1000) + slack)}
+    if n > 0 and commit then
+      redis.call('SET', key, string.format('%.0f:%.0f', stop, count),
+        'PX', string.format('%.0f', math.ceil((stop - now) / 1000) + slack))
     end
   else
     retry = stop - now -- the next window takes n <= capacity
@@ -29,5 +29,5 @@ local function window(key, rate, capacity, n, period, now, slack)
   if count > 0 then
     reset = stop - now
   end
-  return {allowed, capacity - count, retry, reset}, writes
+  return {allowed, capacity - count, retry, reset}
 end
