@@ -30,12 +30,9 @@ func (l *Limiter) decide(r *http.Request, keyFunc KeyFunc) decision {
 	if len(l.extra) > 0 {
 		return l.decideAll(r, keyFunc)
 	}
-	key, err := keyFunc(r)
+	key, err := requestKey(keyFunc, r)
 	if err != nil {
-		return decision{err: &keyError{err}}
-	}
-	if key == "" {
-		return decision{err: &keyError{&MissingKeyError{What: "key", Status: http.StatusBadRequest}}}
+		return decision{err: err}
 	}
 	key = l.storeKey(key)
 	n := 1
@@ -47,6 +44,19 @@ func (l *Limiter) decide(r *http.Request, keyFunc KeyFunc) decision {
 		l.observe(r, key, d)
 	}
 	return d
+}
+
+// requestKey runs f on r: its key, or its error marked as the KeyFunc's
+// (an empty key is a missing one).
+func requestKey(f KeyFunc, r *http.Request) (string, error) {
+	key, err := f(r)
+	if err == nil && key == "" {
+		err = &MissingKeyError{What: "key", Status: http.StatusBadRequest}
+	}
+	if err != nil {
+		return "", &keyError{err}
+	}
+	return key, nil
 }
 
 // take decides on n tokens of key: deny cache, breaker, store, fallback.
@@ -76,30 +86,15 @@ func (l *Limiter) take(ctx context.Context, key string, n int) decision {
 	if l.observer.Decision != nil {
 		d.latency = time.Since(start)
 	}
-	switch {
-	case err == nil:
-		if l.breaker != nil {
-			l.breaker.success(probe)
-		}
-		if l.denies != nil {
+	switch l.settle(ctx, err, probe) {
+	case answered:
+		if err == nil && l.denies != nil {
 			l.denies.record(key, n, now, res)
 		}
 		return d
-	case isCallError(err):
-		// A bad cost or key: the store is fine, the call was wrong.
-		if l.breaker != nil {
-			l.breaker.success(probe)
-		}
-		return d
-	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-		if l.breaker != nil {
-			l.breaker.release(probe)
-		}
+	case clientGone:
 		d.gone = true
 		return d
-	}
-	if l.breaker != nil {
-		l.breaker.failure(l.now(), probe)
 	}
 	fb := l.fallBack(ctx, key, n, err)
 	fb.latency = d.latency
@@ -145,11 +140,7 @@ func (l *Limiter) observe(r *http.Request, key string, d decision) {
 // observePolicy tells the observer of d, the decision of policy p.
 func (l *Limiter) observePolicy(r *http.Request, p *policy, key string, d decision) {
 	if d.gone {
-		return
-	}
-	var ke *keyError
-	if d.err != nil && errors.As(d.err, &ke) {
-		return
+		return // a KeyFunc's error never gets here: decide returns first
 	}
 	o := Decision{
 		Limiter:   l.policy,

@@ -82,12 +82,9 @@ func (l *Limiter) setUpPolicies() error {
 
 // decideAll keys r under every policy and decides them as one.
 func (l *Limiter) decideAll(r *http.Request, keyFunc KeyFunc) decision {
-	own, err := keyFunc(r)
-	if err == nil && own == "" {
-		err = &MissingKeyError{What: "key", Status: http.StatusBadRequest}
-	}
+	own, err := requestKey(keyFunc, r)
 	if err != nil {
-		return decision{err: &keyError{err}}
+		return decision{err: err}
 	}
 	n := 1
 	if l.cost != nil {
@@ -97,11 +94,8 @@ func (l *Limiter) decideAll(r *http.Request, keyFunc KeyFunc) decision {
 	for i := range takes {
 		p, key := l.policyAt(i), own
 		if p.key != nil {
-			if key, err = p.key(r); err == nil && key == "" {
-				err = &MissingKeyError{What: "key", Status: http.StatusBadRequest}
-			}
-			if err != nil {
-				return decision{err: &keyError{err}}
+			if key, err = requestKey(p.key, r); err != nil {
+				return decision{err: err}
 			}
 		}
 		takes[i] = Take{Key: boundKey(p.prefix + key), Limit: p.limit, N: n}

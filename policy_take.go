@@ -44,10 +44,10 @@ func (l *Limiter) takeAll(ctx context.Context, takes []Take) decision {
 	if l.observer.Decision != nil {
 		latency = time.Since(start)
 	}
-	switch {
-	case err == nil:
-		if l.breaker != nil {
-			l.breaker.success(probe)
+	switch l.settle(ctx, err, probe) {
+	case answered:
+		if err != nil {
+			return decision{err: err, latency: latency}
 		}
 		if l.denies != nil {
 			for i, t := range takes {
@@ -55,46 +55,12 @@ func (l *Limiter) takeAll(ctx context.Context, takes []Take) decision {
 			}
 		}
 		return l.summarize(results, decision{latency: latency})
-	case isCallError(err):
-		if l.breaker != nil {
-			l.breaker.success(probe)
-		}
-		return decision{err: err, latency: latency}
-	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-		if l.breaker != nil {
-			l.breaker.release(probe)
-		}
+	case clientGone:
 		return decision{err: err, gone: true}
-	}
-	if l.breaker != nil {
-		l.breaker.failure(l.now(), probe)
 	}
 	d := l.fallBackAll(ctx, takes, results, err)
 	d.latency = latency
 	return d
-}
-
-// allowAllWithin is allowWithin for AllowAll: the call writes its own
-// results, copied out only if it answered in time.
-func allowAllWithin(ctx context.Context, d time.Duration, store Store, takes []Take, results []Result) error {
-	if d <= 0 {
-		return AllowAll(ctx, store, takes, results)
-	}
-	ctx, cancel := context.WithTimeoutCause(ctx, d, timeoutCause(d))
-	defer cancel()
-	own := make([]Result, len(results))
-	done := make(chan error, 1)
-	go func() { done <- AllowAll(ctx, store, takes, own) }()
-	select {
-	case err := <-done:
-		if err != nil && ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		copy(results, own)
-		return err
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
 }
 
 // fallBackAll is fallBack for several takes.

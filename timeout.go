@@ -55,35 +55,90 @@ func WithTimeout(d time.Duration) Option {
 	}
 }
 
-// outcome is what a store call returned.
-type outcome struct {
-	res Result
-	err error
-}
-
-// allowWithin calls store.AllowN and waits at most d for its answer; d <= 0
-// waits as long as the call takes. The result channel is buffered, so a call
-// that answers after the wait ends leaves nothing behind.
-func allowWithin(ctx context.Context, d time.Duration, store Store, key string, limit Limit, n int) (Result, error) {
+// within runs call and waits at most d for its answer; d <= 0 waits as
+// long as the call takes. The call runs on a goroutine of its own, with a
+// context cancelled when the wait ends; its answer goes to a buffered
+// channel, so a call that answers after the wait ends leaves nothing
+// behind, and what it returns is never read.
+func within[T any](ctx context.Context, d time.Duration, call func(context.Context) (T, error)) (T, error) {
 	if d <= 0 {
-		return store.AllowN(ctx, key, limit, n)
+		return call(ctx)
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, d, timeoutCause(d))
 	defer cancel()
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := store.AllowN(ctx, key, limit, n)
-		done <- outcome{res, err}
-	}()
-	select {
-	case o := <-done:
-		if o.err != nil && ctx.Err() != nil {
-			return Result{}, context.Cause(ctx) // say why the context ended
-		}
-		return o.res, o.err
-	case <-ctx.Done():
-		return Result{}, context.Cause(ctx)
+	type answer struct {
+		v   T
+		err error
 	}
+	done := make(chan answer, 1)
+	go func() {
+		v, err := call(ctx)
+		done <- answer{v, err}
+	}()
+	var zero T
+	select {
+	case a := <-done:
+		if a.err != nil && ctx.Err() != nil {
+			return zero, context.Cause(ctx) // say why the context ended
+		}
+		return a.v, a.err
+	case <-ctx.Done():
+		return zero, context.Cause(ctx)
+	}
+}
+
+// allowWithin is store.AllowN within d.
+func allowWithin(ctx context.Context, d time.Duration, store Store, key string, limit Limit, n int) (Result, error) {
+	if d <= 0 { // no closure for the calls that need no goroutine
+		return store.AllowN(ctx, key, limit, n)
+	}
+	return within(ctx, d, func(ctx context.Context) (Result, error) { return store.AllowN(ctx, key, limit, n) })
+}
+
+// allowAllWithin is AllowAll within d: the call writes results of its own,
+// copied out only if it answered in time.
+func allowAllWithin(ctx context.Context, d time.Duration, store Store, takes []Take, results []Result) error {
+	if d <= 0 {
+		return AllowAll(ctx, store, takes, results)
+	}
+	own, err := within(ctx, d, func(ctx context.Context) ([]Result, error) {
+		own := make([]Result, len(results))
+		return own, AllowAll(ctx, store, takes, own)
+	})
+	copy(results, own)
+	return err
+}
+
+// callEnd is what became of a store call.
+type callEnd int
+
+const (
+	answered    callEnd = iota // the store decided, or refused the call's arguments
+	clientGone                 // the client went away: neither served nor reported
+	storeFailed                // the store failed: the failure policy answers
+)
+
+// settle classifies how a store call ended with err, and tells the
+// breaker, if any, whose probe the call may have been.
+func (l *Limiter) settle(ctx context.Context, err error, probe bool) callEnd {
+	end := storeFailed
+	switch {
+	case err == nil, isCallError(err):
+		end = answered // a bad cost or key: the store is fine, the call was wrong
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		end = clientGone
+	}
+	if l.breaker != nil {
+		switch end {
+		case answered:
+			l.breaker.success(probe)
+		case clientGone:
+			l.breaker.release(probe)
+		default:
+			l.breaker.failure(l.now(), probe)
+		}
+	}
+	return end
 }
 
 // timeoutCause is the error of a store call that ran out of its budget d.
