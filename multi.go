@@ -80,14 +80,14 @@ var ErrCrossSlot = errors.New("ratelimit: keys cannot be decided in one atomic s
 // between the report and the take can leave earlier takes spent, the
 // documented cost of not being atomic.
 func AllowAll(ctx context.Context, store Store, takes []Take, results []Result) error {
-	if err := ValidateTakes(takes, results); err != nil {
-		return err
-	}
 	if ms, ok := store.(MultiStore); ok {
-		err := ms.AllowAll(ctx, takes, results)
+		err := ms.AllowAll(ctx, takes, results) // it checks its arguments
 		if !errors.Is(err, ErrCrossSlot) {
 			return err
 		}
+	}
+	if err := ValidateTakes(takes, results); err != nil {
+		return err
 	}
 	allowed := true
 	for i, t := range takes {

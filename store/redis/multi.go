@@ -3,7 +3,6 @@ package redis
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/ratelimit-go/ratelimit"
 )
@@ -65,14 +64,7 @@ func (s *Store) AllowAll(ctx context.Context, takes []ratelimit.Take, results []
 		return fmt.Errorf("ratelimit/redis: %s returned %d values for %d takes, want %d", multiScript.name, len(v), k, 4*k)
 	}
 	for i := range takes {
-		r := v[4*i : 4*i+4]
-		results[i] = ratelimit.Result{
-			Allowed:    r[0] == 1,
-			Limit:      takes[i].Limit,
-			Remaining:  int(r[1]),
-			RetryAfter: time.Duration(r[2]) * time.Microsecond,
-			ResetAfter: time.Duration(r[3]) * time.Microsecond,
-		}
+		results[i] = result(v[4*i:4*i+4], takes[i].Limit)
 	}
 	return nil
 }

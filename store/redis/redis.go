@@ -182,13 +182,19 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 	if v[0] < 0 {
 		return ratelimit.Result{}, ErrLate
 	}
+	return result(v, limit), nil
+}
+
+// result reads a decision under limit from the four integers a script
+// returns for it: allowed, remaining, retry-after µs, reset-after µs.
+func result(v []int64, limit ratelimit.Limit) ratelimit.Result {
 	return ratelimit.Result{
 		Allowed:    v[0] == 1,
 		Limit:      limit,
 		Remaining:  int(v[1]),
 		RetryAfter: time.Duration(v[2]) * time.Microsecond,
 		ResetAfter: time.Duration(v[3]) * time.Microsecond,
-	}, nil
+	}
 }
 
 // clockArgs returns the scripts' clock and deadline arguments: the app's
