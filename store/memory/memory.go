@@ -154,18 +154,25 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 	default:
 		takeTokensAt(&c, true, now, limit, sh.last.rate, float64(sh.last.capacity), n, &res)
 	}
-	switch {
-	case !res.Allowed || n == 0:
-	case found:
-		sl := &sh.cells.slots[i]
-		sl.c, sl.k = c, sh.last.keep
-	default:
-		if sh.makeRoom(now) {
-			i, _ = sh.cells.find(h)
-		}
-		sh.cells.insert(i, h, c, sh.last.keep)
+	if res.Allowed && n > 0 {
+		sh.put(i, found, h, c, sh.last.keep, now)
 	}
 	return res, nil
+}
+
+// put writes c, the state of key h after an allowed take, and k, what its
+// slot keeps of its limit: into its slot i if found (i and found as
+// table.find returned them), else into a new slot, making room first.
+func (sh *shard) put(i int, found bool, h uint64, c cell, k keep, now int64) {
+	if found {
+		sl := &sh.cells.slots[i]
+		sl.c, sl.k = c, k
+		return
+	}
+	if sh.makeRoom(now) {
+		i, _ = sh.cells.find(h)
+	}
+	sh.cells.insert(i, h, c, k)
 }
 
 // takeLog runs the sliding log of key h, creating the log only when a

@@ -91,16 +91,7 @@ func (s *Store) AllowAll(ctx context.Context, takes []ratelimit.Take, results []
 		if t.Limit.Algorithm == ratelimit.SlidingLog {
 			c, results[i] = sh.takeLog(h, found, now, t.Limit, t.N)
 		}
-		k := keepOf(t.Limit)
-		if found {
-			sl := &sh.cells.slots[j]
-			sl.c, sl.k = c, k
-			continue
-		}
-		if sh.makeRoom(now) {
-			j, _ = sh.cells.find(h)
-		}
-		sh.cells.insert(j, h, c, k)
+		sh.put(j, found, h, c, keepOf(t.Limit), now)
 	}
 	return nil
 }
