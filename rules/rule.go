@@ -194,32 +194,17 @@ func (p *parser) nameLimits(r *Rule, limits *pair, at place) error {
 	return nil
 }
 
-// formatPeriod writes d like time.Duration.String but without zero units:
-// "1m", "1h", "1h30m", "1.5s".
+// formatPeriod writes d as ratelimit.Limit.String does, without zero
+// units: "1m", "1h", "1h30m", "1.5s".
 func formatPeriod(d time.Duration) string {
-	s := d.String()
-	s, _ = strings.CutSuffix(s, "m0s")
-	if s != d.String() {
-		s += "m"
-	}
-	if t, ok := strings.CutSuffix(s, "h0m"); ok {
-		s = t + "h"
-	}
-	return s
+	return strings.TrimPrefix(ratelimit.Limit{Rate: 1, Period: d}.String(), "1 per ")
 }
 
-// validName is ratelimit.WithName's rule: 1 to 64 letters, digits, '.',
-// '_' or '-'.
-func validName(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
+// validName reports whether name passes ratelimit.WithName (and so
+// WithPolicy), which holds the rule: 1 to 64 letters, digits, '.', '_' or
+// '-'.
+func validName(name string) bool {
+	return ratelimit.WithName(name)(new(ratelimit.Limiter)) == nil
 }
 
 // patterns checks the rules' patterns as http.ServeMux will.
