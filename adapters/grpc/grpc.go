@@ -1,0 +1,129 @@
+// Package grpc limits the calls of a gRPC server with a [ratelimit.Limiter]:
+// unary and stream server interceptors over the limiter's own decision, so
+// that a call walks the same pass as an HTTP request (key, deny cache,
+// breaker, store within the time budget, failure policy). Import it as
+// grpclimit:
+//
+//	import grpclimit "github.com/ratelimit-go/ratelimit/adapters/grpc"
+//
+//	limiter, _ := ratelimit.New(store, ratelimit.PerMinute(100))
+//	srv := grpc.NewServer(
+//		grpc.ChainUnaryInterceptor(grpclimit.UnaryServerInterceptor(limiter)),
+//		grpc.ChainStreamInterceptor(grpclimit.StreamServerInterceptor(limiter)))
+//
+// A call is keyed as the limiter keys an HTTP request, on a request made from
+// the call: RemoteAddr is the peer's address, the headers are the call's
+// metadata (so ratelimit.KeyByIP with ratelimit.TrustProxies honours an
+// x-forwarded-for that a trusted proxy puts in the metadata, and
+// ratelimit.KeyByHeader("x-api-key") reads a metadata value), and the path and
+// pattern are the full method name (so ratelimit.KeyByRoute keys by method).
+// [KeyByPeer], [KeyByMetadata] and [KeyByMethod] say the same at the call site.
+//
+// A denial is codes.ResourceExhausted with a google.rpc.RetryInfo detail and
+// the grpc-retry-pushback-ms trailer, which gRPC clients' retry policies
+// honour: both say the limiter's Retry-After, in whole seconds rounded up, so
+// a client that waits them is never early. A store failure follows the
+// limiter's failure policy: the call goes on when failing open (the default),
+// and is answered codes.Unavailable when failing closed. The rate-limit
+// headers are sent as metadata (x-ratelimit-limit, ...; none with
+// ratelimit.HeadersNone): in the response headers of an admitted call, and
+// in the trailers of a denied one, which sends no headers, since a gRPC
+// client retries only a call whose server sent none.
+package grpc
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+
+	"github.com/ratelimit-go/ratelimit"
+)
+
+// Option configures the interceptors and [Limiter].
+type Option func(*config)
+
+type config struct {
+	key ratelimit.KeyFunc // nil: the limiter's own
+}
+
+// KeyByPeer keys calls by the peer's address, as ratelimit.KeyByIP(opts...)
+// keys HTTP requests: IPv6 grouped by /64, forwarding metadata
+// (x-forwarded-for, forwarded) believed only from the trusted proxies opts
+// name. It is the default of a limiter built without ratelimit.WithKeyFunc.
+func KeyByPeer(opts ...ratelimit.IPOption) Option {
+	f := ratelimit.KeyByIP(opts...)
+	return func(c *config) { c.key = f }
+}
+
+// KeyByMetadata keys calls by the metadata value name, such as an API key
+// in "x-api-key"; a call without it is answered codes.InvalidArgument. It
+// is ratelimit.KeyByHeader(name) over the call's metadata.
+func KeyByMetadata(name string) Option {
+	f := ratelimit.KeyByHeader(name)
+	return func(c *config) { c.key = f }
+}
+
+// KeyByMethod keys calls by their full method name, such as
+// "/helloworld.Greeter/SayHello": one budget per method, shared by every
+// client. Method names come from the server's registered services, never
+// from a client's choice.
+func KeyByMethod() Option {
+	return func(c *config) { c.key = ratelimit.KeyByRoute() }
+}
+
+func newConfig(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// UnaryServerInterceptor returns an interceptor that decides each unary call
+// through l before its handler runs. It panics on a nil l, at start-up
+// rather than on the first call.
+func UnaryServerInterceptor(l *ratelimit.Limiter, opts ...Option) grpc.UnaryServerInterceptor {
+	a := newAdmitter(l, opts)
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if err := a.admit(ctx, info.FullMethod, grpc.SetHeader, grpc.SetTrailer); err != nil {
+			return nil, err
+		}
+		return handler(ctx, req)
+	}
+}
+
+// StreamServerInterceptor returns an interceptor that decides each stream,
+// once, when it opens, through l. It panics on a nil l.
+func StreamServerInterceptor(l *ratelimit.Limiter, opts ...Option) grpc.StreamServerInterceptor {
+	a := newAdmitter(l, opts)
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		setHeader := func(_ context.Context, md metadataMD) error { return ss.SetHeader(md) }
+		setTrailer := func(_ context.Context, md metadataMD) error { ss.SetTrailer(md); return nil }
+		if err := a.admit(ss.Context(), info.FullMethod, setHeader, setTrailer); err != nil {
+			return err
+		}
+		return handler(srv, ss)
+	}
+}
+
+// Limiter adapts a [ratelimit.Limiter] to go-grpc-middleware v2's
+// interceptors/ratelimit.Limiter interface, for servers that already chain
+// those interceptors. Their interceptor answers every error of Limit with
+// codes.ResourceExhausted and a message of its own, so a failing-closed
+// limiter's Unavailable reaches the client as ResourceExhausted there; the
+// grpc-retry-pushback-ms trailer is still sent. Prefer
+// [UnaryServerInterceptor] where you can.
+type Limiter struct{ a admitter }
+
+// NewLimiter returns the go-grpc-middleware adapter of l. It panics on a nil l.
+func NewLimiter(l *ratelimit.Limiter, opts ...Option) *Limiter {
+	return &Limiter{a: newAdmitter(l, opts)}
+}
+
+// Limit decides the call of ctx (its method from grpc.Method) through the
+// limiter; an error means the call must not go on, and is a gRPC status
+// error.
+func (l *Limiter) Limit(ctx context.Context) error {
+	method, _ := grpc.Method(ctx)
+	return l.a.admit(ctx, method, grpc.SetHeader, grpc.SetTrailer)
+}
