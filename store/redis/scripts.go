@@ -2,25 +2,20 @@ package redis
 
 import (
 	_ "embed"
+	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
-
-	"github.com/ratelimit-go/ratelimit"
 )
 
-// Each algorithm's file defines one function that decides a take without
-// writing and returns the writes that commit it (see prelude.lua). A
-// one-key script is prelude.lua, the algorithm's file and single.lua, which
-// commits at once; it takes KEYS[1] and ARGV = rate per second, capacity,
-// cost n, period in µs, the app's clock in µs or "" (Redis TIME), and the
-// caller's deadline in µs or "", and returns {allowed, remaining,
-// retry-after µs, reset-after µs}. The multi-key script (multi.lua) has
-// every algorithm and commits only if all its takes are allowed.
+// Two scripts decide everything: batch.lua decides one take or a batch of
+// takes, each on its own (Store.AllowN), and multi.lua several takes as one
+// (Store.AllowAll). Both are prelude.lua (the clock and the encodings),
+// every algorithm's file and their own end.
 var (
 	//go:embed prelude.lua
 	preludeLua string
-	//go:embed single.lua
-	singleLua string
+	//go:embed batch.lua
+	batchLua string
 	//go:embed multi.lua
 	multiLua string
 	//go:embed bucket.lua
@@ -33,31 +28,36 @@ var (
 	logLua string
 )
 
+// tags are the algorithms' parts of a key, between the prefix and the
+// caller's key, indexed by ratelimit.Algorithm.
+var tags = [...]string{"tb:", "fw:", "sw:", "sl:"}
+
 type script struct {
 	name   string
-	tag    string // in the key, between the prefix and the caller's key
 	script *goredis.Script
 	source string // for EVAL after NOSCRIPT
 }
 
-// newScript makes the script name of source.
-func newScript(name, tag, source string) script {
-	return script{name: name, tag: tag, script: goredis.NewScript(source), source: source}
+// newScript makes the script name of the algorithms and end.
+func newScript(name, end string, binary bool) *script {
+	prelude := preludeLua
+	if !binary {
+		prelude = strings.Replace(prelude, structLine, "local struct = nil\n", 1)
+	}
+	source := prelude + bucketLua + windowLua + slidingWindowLua + logLua + end
+	return &script{name: name, script: goredis.NewScript(source), source: source}
 }
 
-// oneKey is the one-key script of the algorithm that fn, defined in lua,
-// decides.
-func oneKey(lua, fn string) string {
-	return preludeLua + lua + singleLua + "return single(" + fn + ")\n"
-}
+// structLine is the line of prelude.lua that finds the struct library.
+const structLine = "local struct = rawget(_G, 'struct')\n"
 
-// scripts is indexed by ratelimit.Algorithm.
-var scripts = [...]script{
-	ratelimit.TokenBucket:   newScript("bucket.lua", "tb:", oneKey(bucketLua, "bucket")),
-	ratelimit.FixedWindow:   newScript("window.lua", "fw:", oneKey(windowLua, "window")),
-	ratelimit.SlidingWindow: newScript("swindow.lua", "sw:", oneKey(slidingWindowLua, "swindow")),
-	ratelimit.SlidingLog:    newScript("log.lua", "sl:", oneKey(logLua, "slidinglog")),
-}
+// scriptSet is the pair of scripts a store runs.
+type scriptSet struct{ batch, multi *script }
 
-// multiScript decides several takes, of any algorithms, as one.
-var multiScript = newScript("multi.lua", "", preludeLua+bucketLua+windowLua+slidingWindowLua+logLua+multiLua)
+var (
+	// detected packs state and replies as binary wherever the server's Lua
+	// has struct, and falls back to strings where it has not.
+	detected = scriptSet{newScript("batch.lua", batchLua, true), newScript("multi.lua", multiLua, true)}
+	// stringsOnly always uses strings: the fallback, forced (for tests).
+	stringsOnly = scriptSet{newScript("batch.lua", batchLua, false), newScript("multi.lua", multiLua, false)}
+)
