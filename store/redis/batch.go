@@ -34,7 +34,7 @@ type batcher struct {
 const (
 	// maxSenders is the number of script calls a batcher has in flight:
 	// enough to keep Redis busy while replies travel.
-	maxSenders = 4
+	maxSenders = 2
 	// maxBatch is the most takes one call decides.
 	maxBatch = 32
 	// maxQueued bounds the decisions waiting while every sender is busy,
@@ -161,8 +161,12 @@ func (b *batcher) remove(p *pending) {
 // send decides batch in one script call, and sets each decision's outcome.
 func (s *Store) send(batch []*pending) {
 	k := len(batch)
+	sc := s.scripts.batch
+	if k == 1 {
+		sc = s.scripts.one[batch[0].limit.Algorithm]
+	}
 	args := make([]any, 0, 4+7*k)
-	args = append(args, "evalsha", s.scripts.batch.script.Hash(), k)
+	args = append(args, "evalsha", sc.script.Hash(), k)
 	for _, p := range batch {
 		args = append(args, p.key)
 	}
@@ -177,7 +181,7 @@ func (s *Store) send(batch []*pending) {
 	if k > 1 {
 		rows = make([]row, k)
 	}
-	err := s.eval(ctx, s.scripts.batch, args, rows)
+	err := s.eval(ctx, sc, args, rows)
 	if cancel != nil {
 		cancel()
 	}

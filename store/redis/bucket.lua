@@ -5,6 +5,7 @@
 -- v  the last update (µs) and the tokens then: with struct, the byte 1 and
 --    two doubles (exact); else the string "ts:tokens", the tokens written
 --    with 17 significant digits, so they read back exactly
+local floor, ceil = math.floor, math.ceil
 local function bucket(v, rate, capacity, n, period, now, slack)
   local tokens, last
   if v then
@@ -24,7 +25,7 @@ local function bucket(v, rate, capacity, n, period, now, slack)
   end
   local e = now - last
   -- time.Duration.Seconds: whole seconds plus the fraction, as Go computes it
-  tokens = tokens + (math.floor(e / 1000000) + (e % 1000000) / 1000000) * rate
+  tokens = tokens + (floor(e / 1000000) + (e % 1000000) / 1000000) * rate
   if tokens > capacity then
     tokens = capacity
   end
@@ -42,19 +43,19 @@ local function bucket(v, rate, capacity, n, period, now, slack)
         nv = string.format('%.0f:%.17g', now, left)
       end
       -- expire 1 ms after the bucket is full again: an expired key is a full one
-      ms = math.ceil(math.ceil((capacity - left) / rate * 1000000) / 1000) + 1 + slack
+      ms = ceil(ceil((capacity - left) / rate * 1000000) / 1000) + 1 + slack
     end
   else
-    retry = math.ceil(-left / rate * 1000000)
+    retry = ceil(-left / rate * 1000000)
   end
 
   local remaining = 0
   if tokens >= 1 then
-    remaining = math.floor(tokens)
+    remaining = floor(tokens)
   end
   local reset = 0
   if tokens < capacity then
-    reset = math.ceil((capacity - tokens) / rate * 1000000)
+    reset = ceil((capacity - tokens) / rate * 1000000)
   end
   return allowed, remaining, retry, reset, nv, ms
 end

@@ -55,18 +55,23 @@ end
 -- an int64, little-endian), else a table of integers.
 local function reply(results, now)
   if struct then
-    local parts = {}
-    for i = 1, #results, 4 do
-      parts[#parts + 1] = struct.pack('<bi8i8i8', results[i], results[i + 1], results[i + 2], results[i + 3])
-    end
-    parts[#parts + 1] = struct.pack('<i8', now)
-    return table.concat(parts)
+    results[#results + 1] = now
+    return struct.pack('<' .. string.rep('bi8i8i8', (#results - 1) / 4) .. 'i8', unpack(results))
   end
   results[#results + 1] = now
   return results
 end
 
--- px is an expiry in ms as Redis reads it, never in exponent notation.
+-- reply1 is reply for one take, without the tables.
+local function reply1(allowed, remaining, retry, reset, now)
+  if struct then
+    return struct.pack('<bi8i8i8i8', allowed, remaining, retry, reset, now)
+  end
+  return {allowed, remaining, retry, reset, now}
+end
+
+-- px is an expiry in ms as Redis reads it, never in exponent notation
+-- (and cheaper to make than Redis's own conversion of a Lua number).
 local function px(ms)
   return string.format('%.0f', ms)
 end

@@ -5,12 +5,15 @@ import (
 	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/ratelimit-go/ratelimit"
 )
 
-// Two scripts decide everything: batch.lua decides one take or a batch of
-// takes, each on its own (Store.AllowN), and multi.lua several takes as one
-// (Store.AllowAll). Both are prelude.lua (the clock and the encodings),
-// every algorithm's file and their own end.
+// The scripts: batch.lua decides a batch of takes, each on its own
+// (Store.AllowN under load); one.lua and onelog.lua a take sent alone, with
+// the code of its algorithm only; multi.lua several takes as one
+// (Store.AllowAll). Each is prelude.lua (the clock and the encodings), the
+// algorithms' files and its own end.
 var (
 	//go:embed prelude.lua
 	preludeLua string
@@ -18,6 +21,10 @@ var (
 	batchLua string
 	//go:embed multi.lua
 	multiLua string
+	//go:embed one.lua
+	oneLua string
+	//go:embed onelog.lua
+	oneLogLua string
 	//go:embed bucket.lua
 	bucketLua string
 	//go:embed window.lua
@@ -38,26 +45,46 @@ type script struct {
 	source string // for EVAL after NOSCRIPT
 }
 
-// newScript makes the script name of the algorithms and end.
-func newScript(name, end string, binary bool) *script {
+// newScript makes the script name of body, after prelude.lua.
+func newScript(name, body string, binary bool) *script {
 	prelude := preludeLua
 	if !binary {
 		prelude = strings.Replace(prelude, structLine, "local struct = nil\n", 1)
 	}
-	source := prelude + bucketLua + windowLua + slidingWindowLua + logLua + end
+	source := prelude + body
 	return &script{name: name, script: goredis.NewScript(source), source: source}
+}
+
+// newSet makes the scripts, packing as binary where the server can if
+// binary is set.
+func newSet(binary bool) scriptSet {
+	all := bucketLua + windowLua + slidingWindowLua + logLua
+	return scriptSet{
+		one: [...]*script{
+			ratelimit.TokenBucket:   newScript("bucket.lua", bucketLua+oneLua+"return one(bucket)\n", binary),
+			ratelimit.FixedWindow:   newScript("window.lua", windowLua+oneLua+"return one(window)\n", binary),
+			ratelimit.SlidingWindow: newScript("swindow.lua", slidingWindowLua+oneLua+"return one(swindow)\n", binary),
+			ratelimit.SlidingLog:    newScript("log.lua", logLua+oneLogLua, binary),
+		},
+		batch: newScript("batch.lua", all+batchLua, binary),
+		multi: newScript("multi.lua", all+multiLua, binary),
+	}
 }
 
 // structLine is the line of prelude.lua that finds the struct library.
 const structLine = "local struct = rawget(_G, 'struct')\n"
 
-// scriptSet is the pair of scripts a store runs.
-type scriptSet struct{ batch, multi *script }
+// scriptSet is the scripts a store runs; one is indexed by
+// ratelimit.Algorithm.
+type scriptSet struct {
+	one          [4]*script
+	batch, multi *script
+}
 
 var (
 	// detected packs state and replies as binary wherever the server's Lua
 	// has struct, and falls back to strings where it has not.
-	detected = scriptSet{newScript("batch.lua", batchLua, true), newScript("multi.lua", multiLua, true)}
+	detected = newSet(true)
 	// stringsOnly always uses strings: the fallback, forced (for tests).
-	stringsOnly = scriptSet{newScript("batch.lua", batchLua, false), newScript("multi.lua", multiLua, false)}
+	stringsOnly = newSet(false)
 )
