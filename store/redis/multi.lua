@@ -20,22 +20,20 @@ local now, slack = clock(ARGV[1])
 local k = #KEYS
 local out = {}
 if late(ARGV[2], now) then
-  for j = 1, 4 * k do
-    out[j] = 0
-  end
   for i = 1, k do
-    out[4 * (i - 1) + 1] = -1
+    local o = 4 * (i - 1)
+    out[o + 1], out[o + 2], out[o + 3], out[o + 4] = -1, 0, 0, 0
   end
   return reply(out, now)
 end
 
-local names = {}
+-- one MGET for the GET-based keys
+local names, values = {}, {}
 for i = 1, k do
   if ARGV[3 + 5 * (i - 1)] ~= '3' then
     names[#names + 1] = KEYS[i]
   end
 end
-local values = {}
 if #names > 0 then
   local got = redis.call('MGET', unpack(names))
   for j = 1, #names do
@@ -43,23 +41,18 @@ if #names > 0 then
   end
 end
 
-local takes, writes = {}, {}
+-- decide every take at now, writing nothing
+local nvs, mss = {}, {}
 local all = true
 for i = 1, k do
-  local a = 3 + 5 * (i - 1)
-  local t = {key = KEYS[i], decide = algorithms[ARGV[a]], rate = tonumber(ARGV[a + 1]),
-    capacity = tonumber(ARGV[a + 2]), n = tonumber(ARGV[a + 3]), period = tonumber(ARGV[a + 4])}
-  takes[i] = t
-  local o = 4 * (i - 1)
-  if t.decide then
-    local nv, ms
-    out[o + 1], out[o + 2], out[o + 3], out[o + 4], nv, ms =
-      t.decide(values[t.key], t.rate, t.capacity, t.n, t.period, now, slack)
-    if nv then
-      writes[i] = {nv, ms}
-    end
+  local a, o = 3 + 5 * (i - 1), 4 * (i - 1)
+  local decide = algorithms[ARGV[a]]
+  local rate, capacity, n, period = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
+  if decide then
+    out[o + 1], out[o + 2], out[o + 3], out[o + 4], nvs[i], mss[i] =
+      decide(values[KEYS[i]], rate, capacity, n, period, now, slack)
   else
-    local r = slidinglog(t.key, t.rate, t.capacity, t.n, t.period, now, slack, false)
+    local r = slidinglog(KEYS[i], rate, capacity, n, period, now, slack, false)
     out[o + 1], out[o + 2], out[o + 3], out[o + 4] = r[1], r[2], r[3], r[4]
   end
   if out[o + 1] ~= 1 then
@@ -67,29 +60,27 @@ for i = 1, k do
   end
 end
 
-for i, t in ipairs(takes) do
-  local o = 4 * (i - 1)
+-- commit them all, or report the budgets as they are
+for i = 1, k do
+  local a, o = 3 + 5 * (i - 1), 4 * (i - 1)
+  local decide = algorithms[ARGV[a]]
   if all then
-    if t.decide then
-      local w = writes[i]
-      if w then
-        redis.call('SET', t.key, w[1], 'PX', px(w[2]))
-      end
-    else
-      local r = slidinglog(t.key, t.rate, t.capacity, t.n, t.period, now, slack, true)
+    if nvs[i] then
+      redis.call('SET', KEYS[i], nvs[i], 'PX', px(mss[i]))
+    elseif not decide then
+      local r = slidinglog(KEYS[i], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), now, slack, true)
       out[o + 2], out[o + 3], out[o + 4] = r[2], r[3], r[4]
     end
   else
     -- nothing is taken: the budget as it is, with the take's own verdict
-    local rem, reset
-    if t.decide then
+    local rate, capacity, period = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 4])
+    if decide then
       local _
-      _, rem, _, reset = t.decide(values[t.key], t.rate, t.capacity, 0, t.period, now, slack)
+      _, out[o + 2], _, out[o + 4] = decide(values[KEYS[i]], rate, capacity, 0, period, now, slack)
     else
-      local r = slidinglog(t.key, t.rate, t.capacity, 0, t.period, now, slack, false)
-      rem, reset = r[2], r[4]
+      local r = slidinglog(KEYS[i], rate, capacity, 0, period, now, slack, false)
+      out[o + 2], out[o + 4] = r[2], r[4]
     end
-    out[o + 2], out[o + 4] = rem, reset
   end
 end
 return reply(out, now)
