@@ -88,7 +88,7 @@ func TestTimeoutBoundsAHangingStore(t *testing.T) {
 			defer close(store.block)
 			var told []error
 			l, err := New(store, PerMinute(10), append(tt.opts, WithTimeout(10*time.Millisecond),
-				WithErrorHandler(func(_ http.ResponseWriter, _ *http.Request, err error) { told = append(told, err) }))...)
+				WithErrorHandler(func(_ *http.Request, err error) { told = append(told, err) }))...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,7 +114,7 @@ func TestRequestDeadlineIsAStoreFailure(t *testing.T) {
 	defer close(store.block)
 	var told int
 	l, err := New(store, PerMinute(10), WithFailClosed(), WithTimeout(time.Minute),
-		WithErrorHandler(func(http.ResponseWriter, *http.Request, error) { told++ }))
+		WithErrorHandler(func(*http.Request, error) { told++ }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestGoneClientIsNotServedNorReportedNorCountedByTheBreaker(t *testing.T) {
 	var told int
 	b := NewBreaker(1, time.Minute)
 	l, err := New(store, PerMinute(10), WithBreaker(b),
-		WithErrorHandler(func(http.ResponseWriter, *http.Request, error) { told++ }))
+		WithErrorHandler(func(*http.Request, error) { told++ }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestBreakerCostsOneCallPerCoolDown(t *testing.T) {
 	var changes []BreakerState
 	l, err := New(store, PerMinute(1000), WithBreaker(NewBreaker(3, time.Second)),
 		WithObserver(Observer{BreakerChange: func(_ string, s BreakerState) { changes = append(changes, s) }}),
-		WithErrorHandler(func(http.ResponseWriter, *http.Request, error) {}))
+		WithErrorHandler(func(*http.Request, error) {}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,6 +54,7 @@ const (
 type Breaker struct {
 	failures int
 	coolDown time.Duration
+	err      error // of a bad configuration, reported by WithBreaker
 
 	state       atomic.Int32 // BreakerState
 	consecutive atomic.Int64 // failures in a row while closed
@@ -66,12 +67,15 @@ type Breaker struct {
 
 // NewBreaker returns a closed Breaker that opens after failures
 // consecutive store failures and stays open for coolDown before it
-// probes. It panics if failures < 1 or coolDown <= 0, at start-up.
+// probes. Failures below 1 or a cool-down that is not positive make
+// [WithBreaker], and so [New], fail: like every bad configuration, it is an
+// error at construction, never a panic.
 func NewBreaker(failures int, coolDown time.Duration) *Breaker {
+	b := &Breaker{failures: failures, coolDown: coolDown}
 	if failures < 1 || coolDown <= 0 {
-		panic(fmt.Sprintf("ratelimit: NewBreaker(%d, %v): want failures >= 1 and a positive cool-down", failures, coolDown))
+		b.err = fmt.Errorf("ratelimit: NewBreaker(%d, %v): want failures >= 1 and a positive cool-down", failures, coolDown)
 	}
-	return &Breaker{failures: failures, coolDown: coolDown}
+	return b
 }
 
 // State returns the breaker's state.
@@ -174,8 +178,11 @@ func (b *Breaker) setLocked(s BreakerState) {
 // [DefaultBreakerCoolDown]); nil turns it off. Changes of state are logged
 // once each by the breaker, with log/slog, and told to [Observer].BreakerChange.
 func WithBreaker(b *Breaker) Option {
-	return func(l *Limiter) error {
-		l.breaker, l.breakerSet = b, true
+	return func(c *config) error {
+		if b != nil && b.err != nil {
+			return b.err
+		}
+		c.breaker = b
 		return nil
 	}
 }

@@ -125,10 +125,10 @@ func ExampleWithSkip() {
 	// 200 429
 }
 
-func ExampleWithProblemJSON() {
+func ExampleProblemJSON() {
 	store := memory.New()
 	defer store.Close()
-	h := ratelimit.Middleware(store, ratelimit.PerHour(1), ratelimit.WithProblemJSON(), ratelimit.WithName("search"))(hello)
+	h := ratelimit.Middleware(store, ratelimit.PerHour(1), ratelimit.WithDenyHandler(ratelimit.ProblemJSON()), ratelimit.WithName("search"))(hello)
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
@@ -146,7 +146,7 @@ func (downStore) AllowN(context.Context, string, ratelimit.Limit, int) (ratelimi
 }
 
 func ExampleWithFailClosed() {
-	logErr := ratelimit.WithErrorHandler(func(_ http.ResponseWriter, _ *http.Request, err error) { fmt.Println("store:", err) })
+	logErr := ratelimit.WithErrorHandler(func(_ *http.Request, err error) { fmt.Println("store:", err) })
 	open := ratelimit.Middleware(downStore{}, ratelimit.PerHour(1), logErr)(hello)
 	closed := ratelimit.Middleware(downStore{}, ratelimit.PerHour(1), logErr, ratelimit.WithFailClosed())(hello)
 	serveTimes(open, 1, "/")

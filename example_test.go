@@ -57,14 +57,14 @@ func ExampleNew() {
 	// "api";r=999;t=4
 }
 
-// Check decides without writing anything, for code that answers itself.
-func ExampleLimiter_Check() {
+// Allow decides on a key without writing anything, for code that answers
+// itself.
+func ExampleLimiter_Allow() {
 	store := memory.New()
 	defer store.Close()
 	limiter, _ := ratelimit.New(store, ratelimit.PerSecond(10).WithBurst(1))
-	r := httptest.NewRequest("GET", "/", nil)
 	for range 2 {
-		res, err := limiter.Check(r)
+		res, err := limiter.Allow(context.Background(), "ip:192.0.2.1")
 		fmt.Println(res.Allowed, res.RetryAfter.Round(10*time.Millisecond), err)
 	}
 	// Output:

@@ -81,7 +81,7 @@ func newHeaderValues(name string, l Limit) headerValues {
 	w := policyWindow(l)
 	// Remaining goes up to the capacity; Reset and Retry-After up to two
 	// periods (the sliding window's) or the bucket's time to fill.
-	most := max(int64(l.Capacity()), 2*w, ceilSeconds(time.Duration(float64(l.Capacity())/l.PerSecondRate()*float64(time.Second))))
+	most := max(int64(l.Capacity()), 2*w, ceilSeconds(l.refillTime(l.Capacity(), roundUp)))
 	numbers := make([][]string, min(most, maxInterned)+1)
 	for i := range numbers {
 		numbers[i] = []string{strconv.Itoa(i)}
@@ -147,7 +147,7 @@ func untilMoreQuota(res Result) time.Duration {
 		return res.ResetAfter
 	}
 	missing := l.Capacity() - res.Remaining - 1 // whole tokens after the next one
-	d := res.ResetAfter - time.Duration(float64(missing)/l.PerSecondRate()*float64(time.Second))
+	d := res.ResetAfter - l.refillTime(missing, roundDown)
 	return max(d, 0)
 }
 
@@ -161,3 +161,13 @@ func ceilSeconds(d time.Duration) int64 {
 
 // retryAfterSeconds is the Retry-After of a 429: rounded up, at least 1.
 func retryAfterSeconds(d time.Duration) int64 { return max(1, ceilSeconds(d)) }
+
+// writeHeaders sets the rate-limit headers of o on h: those of the most
+// constraining policy, with several policies RateLimit-Policy listing them
+// all, and Retry-After if retry.
+func (l *Limiter) writeHeaders(h http.Header, o outcome, retry bool) {
+	l.policies[o.best].values.writeHeaders(h, l.headers, o.res, retry)
+	if l.allNames != nil && (l.headers == HeadersIETF || l.headers == HeadersBoth) {
+		h[HeaderPolicy] = l.allNames
+	}
+}

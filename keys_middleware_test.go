@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
@@ -192,13 +191,13 @@ func TestNamesSeparateBudgets(t *testing.T) {
 	defer mem.Close()
 	a, _ := ratelimit.New(mem, ratelimit.PerHour(1), ratelimit.WithName("a"))
 	b, _ := ratelimit.New(mem, ratelimit.PerHour(1), ratelimit.WithName("b"))
-	r := httptest.NewRequest("GET", "/", nil)
+	ctx := context.Background()
 	for _, l := range []*ratelimit.Limiter{a, b} {
-		if res, err := l.Check(r); err != nil || !res.Allowed {
+		if res, err := l.Allow(ctx, "ip:192.0.2.1"); err != nil || !res.Allowed {
 			t.Fatalf("first request through each named limiter: %+v %v", res, err)
 		}
 	}
-	if res, _ := a.Check(r); res.Allowed {
+	if res, _ := a.Allow(ctx, "ip:192.0.2.1"); res.Allowed {
 		t.Fatal("second request through a allowed at 1/h")
 	}
 }

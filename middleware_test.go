@@ -196,7 +196,7 @@ func TestDenialBody(t *testing.T) {
 		t.Fatalf("default denial: %q %q", w.Header().Get("Content-Type"), w.Body.String())
 	}
 
-	f = newFixture(t, ratelimit.PerHour(1), ratelimit.WithProblemJSON(), ratelimit.WithName("search"))
+	f = newFixture(t, ratelimit.PerHour(1), ratelimit.WithDenyHandler(ratelimit.ProblemJSON()), ratelimit.WithName("search"))
 	f.do(a)
 	w = f.do(a)
 	want := `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Request cannot be satisfied as assigned quota has been exceeded","status":429,"violated-policies":["search"]}` + "\n"
@@ -230,7 +230,7 @@ func TestCost(t *testing.T) {
 func TestBadCostIsA500(t *testing.T) {
 	var logged error
 	f := newFixture(t, ratelimit.PerHour(4), ratelimit.WithCost(func(*http.Request) int { return 5 }),
-		ratelimit.WithErrorHandler(func(_ http.ResponseWriter, _ *http.Request, err error) { logged = err }))
+		ratelimit.WithErrorHandler(func(_ *http.Request, err error) { logged = err }))
 	if w := f.do(req{}); w.Code != 500 || f.served != 0 || !errors.Is(logged, ratelimit.ErrCostExceedsCapacity) {
 		t.Fatalf("got %d, served %d, error %v; want 500, 0, ErrCostExceedsCapacity", w.Code, f.served, logged)
 	}
@@ -259,7 +259,7 @@ func TestStoreErrors(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var logged error
-			opts := append(tt.opts, ratelimit.WithErrorHandler(func(_ http.ResponseWriter, _ *http.Request, err error) { logged = err }))
+			opts := append(tt.opts, ratelimit.WithErrorHandler(func(_ *http.Request, err error) { logged = err }))
 			l, err := ratelimit.New(failingStore{}, ratelimit.PerHour(1), opts...)
 			if err != nil {
 				t.Fatal(err)
@@ -333,7 +333,7 @@ func TestHeadersAreSetBeforeTheHandlerWrites(t *testing.T) {
 
 func TestGoneClientIsNeitherServedNorReported(t *testing.T) {
 	reported := false
-	f := newFixture(t, ratelimit.PerHour(5), ratelimit.WithErrorHandler(func(http.ResponseWriter, *http.Request, error) { reported = true }))
+	f := newFixture(t, ratelimit.PerHour(5), ratelimit.WithErrorHandler(func(*http.Request, error) { reported = true }))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r := httptest.NewRequest("GET", "/", nil).WithContext(ctx)

@@ -57,7 +57,7 @@ func TestAddressCeilingOverMadeUpAPIKeys(t *testing.T) {
 
 func TestHeadersOfSeveralPolicies(t *testing.T) {
 	f := newFixture(t, ratelimit.PerSecond(10).WithBurst(20), ratelimit.WithName("api"),
-		ratelimit.WithHeaders(ratelimit.HeadersBoth), ratelimit.WithProblemJSON(),
+		ratelimit.WithHeaders(ratelimit.HeadersBoth), ratelimit.WithDenyHandler(ratelimit.ProblemJSON()),
 		ratelimit.WithPolicy(ratelimit.Policy{Name: "hourly", Limit: ratelimit.PerHour(3)}))
 	a := req{remote: "192.0.2.1:1"}
 	w := f.do(a)

@@ -21,20 +21,6 @@ const DefaultTimeout = 100 * time.Millisecond
 // context.DeadlineExceeded.
 var ErrTimeout = errors.New("ratelimit: store did not answer in time")
 
-// Local is implemented by stores that decide in the process's own memory
-// and never wait on I/O, such as store/memory. A limiter calls a Local store
-// directly: no time budget, no breaker, no deny cache, since it cannot hang
-// and has nothing to spare. Wrappers of a store should forward Local.
-type Local interface {
-	Local() bool
-}
-
-// isLocal reports whether s says it is [Local].
-func isLocal(s Store) bool {
-	l, ok := s.(Local)
-	return ok && l.Local()
-}
-
 // WithTimeout sets the time budget of each decision: a store that has not
 // answered after d is a failure ([ErrTimeout]) and the failure policy
 // answers the request (fail open, [WithFailClosed] or [WithFallback]). The
@@ -42,29 +28,59 @@ func isLocal(s Store) bool {
 // called on a goroutine of its own and left to finish in the background,
 // its context cancelled (a call that never returns keeps its goroutine:
 // the [Breaker] bounds how many calls an outage leaves waiting, and client
-// read timeouts, see docs/redis.md, how long). The default is [DefaultTimeout] for stores that
-// are not [Local], none for Local ones; d == 0 turns the bound off and a
-// negative d is an error.
+// read timeouts, see docs/redis.md, how long). The default is
+// [DefaultTimeout] for stores that are not [Local], none for Local ones;
+// d == 0 turns the bound off and a negative d is an error.
+//
+// Only this budget and the store's own errors count against the store in
+// the breaker. A request's own deadline (such as chi's middleware.Timeout
+// sets) that ends first gets the failure policy too, but never opens the
+// breaker; nor does a budget that ran out because the process itself was
+// starved of CPU: when the budget's timer fires more than a quarter of the
+// budget late, or the store's answer is ready when it fires, the scheduler,
+// not the store, was slow. What is left: an answer the store sent in time
+// that the process read after a timer that fired on time still counts as a
+// timeout, since without the store's clock in its reply nothing tells it
+// apart from a slow store.
 func WithTimeout(d time.Duration) Option {
-	return func(l *Limiter) error {
+	return func(c *config) error {
 		if d < 0 {
 			return fmt.Errorf("ratelimit: WithTimeout(%v): negative", d)
 		}
-		l.timeout, l.timeoutSet = d, true
+		c.timeout = d
 		return nil
 	}
 }
 
-// within runs call and waits at most d for its answer; d <= 0 waits as
-// long as the call takes. The call runs on a goroutine of its own, with a
-// context cancelled when the wait ends; its answer goes to a buffered
-// channel, so a call that answers after the wait ends leaves nothing
-// behind, and what it returns is never read.
-func within[T any](ctx context.Context, d time.Duration, call func(context.Context) (T, error)) (T, error) {
-	if d <= 0 {
+// budget is a store call's time budget, with its errors made once.
+type budget struct {
+	d       time.Duration
+	timeout error // the store did not answer within d
+	starved error // neither did the process, starved of CPU: not the store's fault
+}
+
+// errStarved marks a timeout of a process too busy to see the answer.
+var errStarved = errors.New("the process was starved of CPU")
+
+func newBudget(d time.Duration) *budget {
+	return &budget{
+		d:       d,
+		timeout: fmt.Errorf("%w after %v: %w", ErrTimeout, d, context.DeadlineExceeded),
+		starved: fmt.Errorf("%w after %v (%w): %w", ErrTimeout, d, errStarved, context.DeadlineExceeded),
+	}
+}
+
+// within runs call and waits at most b's budget for its answer; a nil b
+// waits as long as the call takes. The call runs on a goroutine of its own,
+// with a context cancelled when the wait ends; its answer goes to a
+// buffered channel, so a call that answers after the wait ends leaves
+// nothing behind, and what it returns is never read.
+func within[T any](ctx context.Context, b *budget, call func(context.Context) (T, error)) (T, error) {
+	if b == nil {
 		return call(ctx)
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, d, timeoutCause(d))
+	deadline := time.Now().Add(b.d)
+	ctx, cancel := context.WithDeadlineCause(ctx, deadline, b.timeout)
 	defer cancel()
 	type answer struct {
 		v   T
@@ -83,25 +99,39 @@ func within[T any](ctx context.Context, d time.Duration, call func(context.Conte
 		}
 		return a.v, a.err
 	case <-ctx.Done():
-		return zero, context.Cause(ctx)
 	}
+	cause := context.Cause(ctx)
+	if cause != b.timeout {
+		return zero, cause // the request's own context ended first
+	}
+	select {
+	case a := <-done: // answered as the timer fired: the answer stands
+		if a.err == nil {
+			return a.v, nil
+		}
+	default:
+	}
+	if time.Since(deadline) > b.d/4 {
+		return zero, b.starved
+	}
+	return zero, b.timeout
 }
 
-// allowWithin is store.AllowN within d.
-func allowWithin(ctx context.Context, d time.Duration, store Store, key string, limit Limit, n int) (Result, error) {
-	if d <= 0 { // no closure for the calls that need no goroutine
+// allowWithin is store.AllowN within b.
+func allowWithin(ctx context.Context, b *budget, store Store, key string, limit Limit, n int) (Result, error) {
+	if b == nil { // no closure for the calls that need no goroutine
 		return store.AllowN(ctx, key, limit, n)
 	}
-	return within(ctx, d, func(ctx context.Context) (Result, error) { return store.AllowN(ctx, key, limit, n) })
+	return within(ctx, b, func(ctx context.Context) (Result, error) { return store.AllowN(ctx, key, limit, n) })
 }
 
-// allowAllWithin is AllowAll within d: the call writes results of its own,
+// allowAllWithin is AllowAll within b: the call writes results of its own,
 // copied out only if it answered in time.
-func allowAllWithin(ctx context.Context, d time.Duration, store Store, takes []Take, results []Result) error {
-	if d <= 0 {
+func allowAllWithin(ctx context.Context, b *budget, store Store, takes []Take, results []Result) error {
+	if b == nil {
 		return AllowAll(ctx, store, takes, results)
 	}
-	own, err := within(ctx, d, func(ctx context.Context) ([]Result, error) {
+	own, err := within(ctx, b, func(ctx context.Context) ([]Result, error) {
 		own := make([]Result, len(results))
 		return own, AllowAll(ctx, store, takes, own)
 	})
@@ -113,35 +143,47 @@ func allowAllWithin(ctx context.Context, d time.Duration, store Store, takes []T
 type callEnd int
 
 const (
-	answered    callEnd = iota // the store decided, or refused the call's arguments
-	clientGone                 // the client went away: neither served nor reported
-	storeFailed                // the store failed: the failure policy answers
+	answered     callEnd = iota // the store decided
+	refused                     // the store refused the call's arguments: the call was wrong
+	requestEnded                // the request's own context ended: the store is not to blame
+	starved                     // the budget ran out while the process was starved of CPU
+	storeFailed                 // the store failed: the failure policy answers
 )
 
 // settle classifies how a store call ended with err, and tells the
-// breaker, if any, whose probe the call may have been.
+// breaker, if any, whose probe the call may have been: only the store's
+// own failures and its time budget count against it.
 func (l *Limiter) settle(ctx context.Context, err error, probe bool) callEnd {
 	end := storeFailed
 	switch {
-	case err == nil, isCallError(err):
-		end = answered // a bad cost or key: the store is fine, the call was wrong
-	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-		end = clientGone
+	case err == nil:
+		end = answered
+	case isCallError(err):
+		end = refused
+	case ctx.Err() != nil:
+		end = requestEnded
+	case errors.Is(err, errStarved):
+		end = starved
 	}
 	if l.breaker != nil {
 		switch end {
 		case answered:
 			l.breaker.success(probe)
-		case clientGone:
-			l.breaker.release(probe)
-		default:
+		case storeFailed:
 			l.breaker.failure(l.now(), probe)
+		default:
+			l.breaker.release(probe)
 		}
+	}
+	if end == starved {
+		end = storeFailed // for the request, the store did not decide
 	}
 	return end
 }
 
-// timeoutCause is the error of a store call that ran out of its budget d.
-func timeoutCause(d time.Duration) error {
-	return fmt.Errorf("%w after %v: %w", ErrTimeout, d, context.DeadlineExceeded)
+// isCallError reports an error of the call's arguments rather than of the
+// store.
+func isCallError(err error) bool {
+	return errors.Is(err, ErrInvalidCost) || errors.Is(err, ErrCostExceedsCapacity) ||
+		errors.Is(err, ErrInvalidLimit) || errors.Is(err, ErrEmptyKey)
 }

@@ -59,7 +59,7 @@ func (k keys) limiter(r Rule, store ratelimit.Store, opts []ratelimit.Option) (*
 		all = append(all, ratelimit.WithTimeout(*r.Timeout))
 	}
 	if r.ProblemJSON {
-		all = append(all, ratelimit.WithProblemJSON())
+		all = append(all, ratelimit.WithDenyHandler(ratelimit.ProblemJSON()))
 	}
 	if r.DenyCache != nil {
 		all = append(all, ratelimit.WithDenyCache(*r.DenyCache))

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -204,8 +205,18 @@ func formatPeriod(d time.Duration) string {
 // WithPolicy), which holds the rule: 1 to 64 letters, digits, '.', '_' or
 // '-'.
 func validName(name string) bool {
-	return ratelimit.WithName(name)(new(ratelimit.Limiter)) == nil
+	_, err := ratelimit.New(nameCheck{}, ratelimit.PerSecond(1), ratelimit.WithName(name))
+	return err == nil
 }
+
+// nameCheck is the store of the limiter validName builds and never calls.
+type nameCheck struct{}
+
+func (nameCheck) AllowN(context.Context, string, ratelimit.Limit, int) (ratelimit.Result, error) {
+	return ratelimit.Result{}, nil
+}
+
+func (nameCheck) Local() bool { return true }
 
 // patterns checks the rules' patterns as http.ServeMux will.
 type patterns struct {

@@ -19,7 +19,7 @@
 //
 // result is "allowed", "denied", "dry_run_denied" or "error"
 // ([ratelimit.Outcome]); source is "store", "deny_cache", "fallback" or
-// "policy" ([ratelimit.Source]); the breaker state is 0 closed, 1 open,
+// "failure_policy" ([ratelimit.Source]); the breaker state is 0 closed, 1 open,
 // 2 half-open ([ratelimit.BreakerState]).
 //
 // Label values are bounded: limiter and policy are the names given to
@@ -100,7 +100,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"limiter", "policy", "result"}),
 		sources: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ratelimit_decisions_source_total",
-			Help: "Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, policy).",
+			Help: "Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, failure_policy).",
 		}, []string{"limiter", "source"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "ratelimit_store_duration_seconds",

@@ -48,7 +48,7 @@ ratelimit_requests_total{limiter="api",policy="api",result="error"} 0
 }
 
 func TestNewFailsOnAForeignCollectorOfTheSameName(t *testing.T) {
-	const help = "Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, policy)."
+	const help = "Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, failure_policy)."
 	for _, tc := range []struct {
 		name, help             string
 		wrapsAlreadyRegistered bool
@@ -149,7 +149,9 @@ func TestAWarmedDecisionDoesNotAllocate(t *testing.T) {
 	}
 }
 
-func TestABadCostIsAnErrorOfTheStore(t *testing.T) {
+// TestABadCostIsAnErrorNotTheStores: a cost above the capacity is checked
+// before the store is asked, and counted as an error the limiter answered.
+func TestABadCostIsAnErrorNotTheStores(t *testing.T) {
 	reg, m := newMetrics(t)
 	store := memory.New()
 	defer store.Close()
@@ -158,12 +160,12 @@ func TestABadCostIsAnErrorOfTheStore(t *testing.T) {
 		ratelimit.WithCost(func(*http.Request) int { return 11 }), ratelimit.WithErrorHandler(quiet))
 	wantCodes(t, "export", serve(l, 1), map[int]int{500: 1})
 	const want = `
-# HELP ratelimit_decisions_source_total Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, policy).
+# HELP ratelimit_decisions_source_total Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, failure_policy).
 # TYPE ratelimit_decisions_source_total counter
 ratelimit_decisions_source_total{limiter="export",source="deny_cache"} 0
 ratelimit_decisions_source_total{limiter="export",source="fallback"} 0
-ratelimit_decisions_source_total{limiter="export",source="policy"} 0
-ratelimit_decisions_source_total{limiter="export",source="store"} 1
+ratelimit_decisions_source_total{limiter="export",source="failure_policy"} 1
+ratelimit_decisions_source_total{limiter="export",source="store"} 0
 # HELP ratelimit_requests_total Requests decided by a rate limiter, by limiter, policy and result (allowed, denied, dry_run_denied, error).
 # TYPE ratelimit_requests_total counter
 ratelimit_requests_total{limiter="export",policy="export",result="allowed"} 0
