@@ -22,6 +22,11 @@ const DefaultDenyCacheKeys = 65_536
 // expired ones are dropped, then arbitrary ones (which only costs a store
 // call). The default is [DefaultDenyCacheKeys] for a store that is not
 // [Local]; 0 turns the cache off, and a negative maxKeys is an error.
+//
+// With several policies ([WithPolicy]) every policy's denials are kept,
+// and a request the cache denies gets the longest wait of the policies it
+// denies, as from the store. A request invalid on its own (a cost above a
+// capacity) is answered 500 before the cache is asked, as without it.
 func WithDenyCache(maxKeys int) Option {
 	return func(c *config) error {
 		if maxKeys < 0 {

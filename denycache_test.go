@@ -127,3 +127,57 @@ func TestDenyCacheIsBounded(t *testing.T) {
 		t.Errorf("the deny cache holds %d keys, bound 256", n)
 	}
 }
+
+// TestDenyCacheAnswersAnInvalidRequestAsTheStoreDoes: a request whose cost
+// exceeds the capacity gets 500 whether or not the deny cache holds its
+// key, never a 429 from the cache.
+func TestDenyCacheAnswersAnInvalidRequestAsTheStoreDoes(t *testing.T) {
+	for _, keys := range []int{0, 100} {
+		t.Run("deny cache of "+strconv.Itoa(keys), func(t *testing.T) {
+			mem := memory.New()
+			defer mem.Close()
+			l, err := ratelimit.New(&remoteStore{Store: mem}, ratelimit.PerMinute(1), ratelimit.WithDenyCache(keys),
+				ratelimit.WithCost(func(r *http.Request) int { n, _ := strconv.Atoi(r.Header.Get("Cost")); return n }),
+				ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var codes []int
+			for _, cost := range []string{"1", "2", "1"} {
+				w := httptest.NewRecorder()
+				r := httptest.NewRequest(http.MethodGet, "/", nil)
+				r.Header.Set("Cost", cost)
+				l.Admit(w, r)
+				codes = append(codes, w.Code)
+			}
+			if want := []int{200, 500, 429}; !equalInts(codes, want) {
+				t.Errorf("costs 1, 2, 1 under 1 per minute: %v, want %v", codes, want)
+			}
+		})
+	}
+}
+
+// TestDenyCacheRetryAfterIsTheLongestWait: under 1 per minute and 1 per
+// hour, the second request waits an hour, with the deny cache or without.
+func TestDenyCacheRetryAfterIsTheLongestWait(t *testing.T) {
+	for _, keys := range []int{0, 100} {
+		t.Run("deny cache of "+strconv.Itoa(keys), func(t *testing.T) {
+			mem := memory.New()
+			defer mem.Close()
+			l, err := ratelimit.New(&remoteStore{Store: mem}, ratelimit.PerMinute(1), ratelimit.WithDenyCache(keys),
+				ratelimit.WithPolicy(ratelimit.Policy{Name: "hourly", Limit: ratelimit.PerHour(1)}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var retry []string
+			for range 3 {
+				w := httptest.NewRecorder()
+				l.Admit(w, httptest.NewRequest(http.MethodGet, "/", nil))
+				retry = append(retry, w.Header().Get("Retry-After"))
+			}
+			if retry[0] != "" || retry[1] != "3600" || retry[2] != "3600" {
+				t.Errorf("Retry-After of three requests: %q, want none, then 3600 twice", retry)
+			}
+		})
+	}
+}

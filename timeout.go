@@ -55,8 +55,9 @@ func WithTimeout(d time.Duration) Option {
 // budget is a store call's time budget, with its errors made once.
 type budget struct {
 	d       time.Duration
-	timeout error // the store did not answer within d
-	starved error // neither did the process, starved of CPU: not the store's fault
+	timeout error            // the store did not answer within d
+	starved error            // neither did the process, starved of CPU: not the store's fault
+	now     func() time.Time // time.Now; tests set their own
 }
 
 // errStarved marks a timeout of a process too busy to see the answer.
@@ -67,6 +68,7 @@ func newBudget(d time.Duration) *budget {
 		d:       d,
 		timeout: fmt.Errorf("%w after %v: %w", ErrTimeout, d, context.DeadlineExceeded),
 		starved: fmt.Errorf("%w after %v (%w): %w", ErrTimeout, d, errStarved, context.DeadlineExceeded),
+		now:     time.Now,
 	}
 }
 
@@ -79,7 +81,7 @@ func within[T any](ctx context.Context, b *budget, call func(context.Context) (T
 	if b == nil {
 		return call(ctx)
 	}
-	deadline := time.Now().Add(b.d)
+	deadline := b.now().Add(b.d)
 	ctx, cancel := context.WithDeadlineCause(ctx, deadline, b.timeout)
 	defer cancel()
 	type answer struct {
@@ -111,7 +113,7 @@ func within[T any](ctx context.Context, b *budget, call func(context.Context) (T
 		}
 	default:
 	}
-	if time.Since(deadline) > b.d/4 {
+	if b.now().Sub(deadline) > b.d/4 {
 		return zero, b.starved
 	}
 	return zero, b.timeout

@@ -1,0 +1,60 @@
+package ratelimit_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/store/memory"
+)
+
+// TestFallbackSharesKeepTheFleetWithinTheLimit: 4 app servers, the store
+// down, 10 per minute: whatever the requests cost, the fleet admits at
+// most 10 tokens from the fallback shares.
+func TestFallbackSharesKeepTheFleetWithinTheLimit(t *testing.T) {
+	for _, cost := range []int{1, 2, 3, 10} {
+		t.Run("cost "+strconv.Itoa(cost), func(t *testing.T) {
+			admitted := 0
+			for range 4 {
+				local := memory.New()
+				defer local.Close()
+				l, err := ratelimit.New(failingStore{}, ratelimit.PerMinute(10), ratelimit.WithFallback(local, 4),
+					ratelimit.WithCost(func(*http.Request) int { return cost }),
+					ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for range 20 {
+					w := httptest.NewRecorder()
+					l.Admit(w, httptest.NewRequest(http.MethodGet, "/", nil))
+					switch w.Code {
+					case http.StatusOK:
+						admitted += cost
+					case http.StatusTooManyRequests:
+						if w.Header().Get("Retry-After") == "" {
+							t.Fatal("a fallback denial without Retry-After")
+						}
+					default:
+						t.Fatalf("status %d, want 200 or 429", w.Code)
+					}
+				}
+			}
+			if admitted > 10 {
+				t.Errorf("4 instances admitted %d tokens of cost %d during the outage, want at most the limit, 10", admitted, cost)
+			}
+			if cost == 1 && admitted < 8 {
+				t.Errorf("4 instances admitted %d tokens of cost 1, want their shares, 4 × 2", admitted)
+			}
+		})
+	}
+}
+
+// TestFallbackMustBeLocal: the fallback answers when the main store did
+// not, with no time budget of its own: a remote one is refused.
+func TestFallbackMustBeLocal(t *testing.T) {
+	if _, err := ratelimit.New(failingStore{}, ratelimit.PerMinute(1), ratelimit.WithFallback(failingStore{}, 2)); err == nil {
+		t.Error("New accepted a fallback store that is not Local")
+	}
+}
