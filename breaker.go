@@ -73,7 +73,7 @@ type Breaker struct {
 func NewBreaker(failures int, coolDown time.Duration) *Breaker {
 	b := &Breaker{failures: failures, coolDown: coolDown}
 	if failures < 1 || coolDown <= 0 {
-		b.err = fmt.Errorf("ratelimit: NewBreaker(%d, %v): want failures >= 1 and a positive cool-down", failures, coolDown)
+		b.err = fmt.Errorf("%w: NewBreaker(%d, %v): want failures >= 1 and a positive cool-down", ErrBadConfig, failures, coolDown)
 	}
 	return b
 }

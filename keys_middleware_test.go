@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -142,6 +144,43 @@ func TestKeyByContext(t *testing.T) {
 		req{headers: map[string]string{"User": "bob"}}, req{})
 	if want := []int{ok, limited, ok, 401}; !equalInts(got, want) {
 		t.Fatalf("codes %v, want %v", got, want)
+	}
+}
+
+type (
+	numericID int64
+	userName  string
+	accounts  uint16
+	stringer  struct{ id int }
+)
+
+func (s stringer) String() string { return "s" + strconv.Itoa(s.id) }
+
+// TestKeyByContextKeysNamedTypes: a user id of a named type, with or
+// without a String method, keys its own budget instead of getting a 401.
+func TestKeyByContextKeysNamedTypes(t *testing.T) {
+	key := ratelimit.KeyByContext(userKey{})
+	for _, tt := range []struct {
+		value any
+		want  string
+	}{
+		{"alice", "user:alice"},
+		{42, "user:42"},
+		{int64(-7), "user:-7"},
+		{numericID(42), "user:42"},
+		{userName("bob"), "user:bob"},
+		{accounts(9), "user:9"},
+		{stringer{3}, "user:s3"},
+		{userName(""), ""},
+		{3.5, ""},
+		{nil, ""},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r = r.WithContext(context.WithValue(r.Context(), userKey{}, tt.value))
+		got, err := key(r)
+		if got != tt.want || (tt.want == "") != errors.Is(err, ratelimit.ErrMissingKey) {
+			t.Errorf("%T %v: key %q, %v; want %q", tt.value, tt.value, got, err, tt.want)
+		}
 	}
 }
 

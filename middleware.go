@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 )
@@ -33,7 +34,9 @@ func (l *Limiter) AdmitWithKeyFunc(w http.ResponseWriter, r *http.Request, keyFu
 	p := l.getPass()
 	defer passes.Put(p)
 	var o outcome
-	if err := l.keyRequest(r, keyFunc, p); err != nil {
+	if err := l.keyRequest(r, keyFunc, p); errors.Is(err, ErrBadConfig) {
+		o = outcome{end: badCost, err: err, source: FromFailurePolicy}
+	} else if err != nil {
 		o = outcome{end: badKey, err: err}
 	} else {
 		n := 1

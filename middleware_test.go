@@ -297,6 +297,8 @@ func TestNewRefusesBadConfiguration(t *testing.T) {
 		{"empty name", mem, ratelimit.PerSecond(1), []ratelimit.Option{ratelimit.WithName("")}},
 		{"name with a quote", mem, ratelimit.PerSecond(1), []ratelimit.Option{ratelimit.WithName(`a"b`)}},
 		{"unknown header style", mem, ratelimit.PerSecond(1), []ratelimit.Option{ratelimit.WithHeaders(99)}},
+		{"a breaker of no failures", mem, ratelimit.PerSecond(1), []ratelimit.Option{ratelimit.WithBreaker(ratelimit.NewBreaker(0, time.Second))}},
+		{"a breaker of no cool-down", mem, ratelimit.PerSecond(1), []ratelimit.Option{ratelimit.WithBreaker(ratelimit.NewBreaker(1, 0))}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

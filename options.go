@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"time"
 )
 
@@ -38,6 +39,9 @@ func WithKeyFunc(f KeyFunc) Option {
 	return func(c *config) error {
 		if f == nil {
 			return errors.New("ratelimit: WithKeyFunc(nil)")
+		}
+		if err := keyFuncError(f); err != nil {
+			return err
 		}
 		c.keyFunc = f
 		return nil
@@ -147,4 +151,32 @@ func validName(s string) bool {
 		}
 	}
 	return true
+}
+
+// ErrBadConfig is wrapped by the errors of a configuration that cannot
+// work, such as KeyByIP given a prefix length out of range: [New] reports
+// them, and a key function so configured fails every request with one
+// (answered 500, told to the error handler).
+var ErrBadConfig = errors.New("ratelimit: bad configuration")
+
+// badKeyFunc is the KeyFunc of an extractor given bad options: it fails
+// every request with err, and New reports err when given it. It is never
+// inlined, so that every such KeyFunc shares one code pointer.
+//
+//go:noinline
+func badKeyFunc(err error) KeyFunc {
+	err = fmt.Errorf("%w: %w", ErrBadConfig, err)
+	return func(*http.Request) (string, error) { return "", err }
+}
+
+var badKeyFuncCode = reflect.ValueOf(badKeyFunc(nil)).Pointer()
+
+// keyFuncError returns the configuration error of a KeyFunc that
+// badKeyFunc made, and nil for any other.
+func keyFuncError(f KeyFunc) error {
+	if f == nil || reflect.ValueOf(f).Pointer() != badKeyFuncCode {
+		return nil
+	}
+	_, err := f(nil)
+	return err
 }

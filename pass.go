@@ -19,7 +19,7 @@ type end int
 const (
 	decided   end = iota // the store, the deny cache or the fallback decided
 	badKey               // the KeyFunc failed: a client error, never a decision
-	badCost              // the cost is invalid: a programming error
+	badCost              // the cost or the KeyFunc's configuration is invalid: a programming error
 	gone                 // the client went away: neither served nor reported
 	undecided            // nothing decided: the failure policy answers
 )

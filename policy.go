@@ -37,6 +37,9 @@ func WithPolicy(p Policy) Option {
 		if err := p.Limit.Validate(); err != nil {
 			return fmt.Errorf("ratelimit: WithPolicy(%q): %w", p.Name, err)
 		}
+		if err := keyFuncError(p.Key); err != nil {
+			return fmt.Errorf("ratelimit: WithPolicy(%q): %w", p.Name, err)
+		}
 		for _, q := range c.policies {
 			if q.Name == p.Name {
 				return fmt.Errorf("ratelimit: WithPolicy(%q): two policies of that name", p.Name)
