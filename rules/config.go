@@ -53,7 +53,7 @@ type Rule struct {
 	// nil leaves the limiter's default.
 	Timeout *time.Duration
 	// ProblemJSON makes the 429 an RFC 9457 problem+json body
-	// (ratelimit.WithProblemJSON).
+	// (ratelimit.WithDenyHandler(ratelimit.ProblemJSON())).
 	ProblemJSON bool
 	// DenyCache is how many denied keys the limiter remembers
 	// (ratelimit.WithDenyCache); nil leaves the limiter's default.

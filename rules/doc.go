@@ -85,7 +85,7 @@
 //     turns it off; default ratelimit.DefaultTimeout on stores such as
 //     Redis, none on the memory store.
 //   - problem_json: answer 429 with an RFC 9457 problem+json body
-//     (ratelimit.WithProblemJSON); default false.
+//     (ratelimit.WithDenyHandler(ratelimit.ProblemJSON())); default false.
 //   - deny_cache: how many denied keys the limiter remembers
 //     (ratelimit.WithDenyCache); 0 turns it off; default
 //     ratelimit.DefaultDenyCacheKeys on stores such as Redis, none on the
