@@ -153,10 +153,14 @@ func (p *parser) limit(n *yaml.Node, fields []pair, at place, alg ratelimit.Algo
 	return l, nil
 }
 
-// nameLimits names the rule's limits: the first after the rule, the others
-// as given or rule-period ("api-1h"), made unique with -2, -3, ...
+// nameLimits names the rule's limits: the first as given, else after the
+// rule; the others as given or rule-period ("api-1h"), made unique with -2,
+// -3, ...
 func (p *parser) nameLimits(r *Rule, limits *pair, at place) error {
-	taken := map[string]bool{r.Name: true}
+	if r.Limits[0].Name == "" {
+		r.Limits[0].Name = r.Name
+	}
+	taken := map[string]bool{r.Name: true, r.Limits[0].Name: true}
 	for j := range r.Limits {
 		l := &r.Limits[j]
 		if l.Name == "" {
@@ -167,15 +171,11 @@ func (p *parser) nameLimits(r *Rule, limits *pair, at place) error {
 		if limits != nil {
 			where = deref(limits.value.Content[j])
 		}
-		if j == 0 && l.Name != r.Name {
-			return p.fail(where, lat, "the first limit is the rule's own and takes its name, %q: leave it out", r.Name)
-		}
 		if j > 0 && taken[l.Name] {
 			return p.fail(where, lat, "%q is taken in this rule", l.Name)
 		}
 		taken[l.Name] = true
 	}
-	r.Limits[0].Name = r.Name
 	for j := 1; j < len(r.Limits); j++ {
 		l := &r.Limits[j]
 		if l.Name != "" {
