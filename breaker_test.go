@@ -2,8 +2,10 @@ package ratelimit_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"testing"
 	"testing/synctest"
@@ -104,4 +106,68 @@ func TestAnInvalidRequestIsNoProbe(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestBreakerOpenErrorReachesTheErrorHandler(t *testing.T) {
+	var errs []error
+	l, err := ratelimit.New(failingStore{}, ratelimit.PerMinute(1), ratelimit.WithBreaker(ratelimit.NewBreaker(1, time.Hour)),
+		ratelimit.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Allow(context.Background(), "k") // the store fails: the breaker opens
+	for range 2 {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		l.Admit(httptest.NewRecorder(), r)
+	}
+	if len(errs) != 3 || !errors.Is(errs[0], errDown) || !errors.Is(errs[1], ratelimit.ErrBreakerOpen) || !errors.Is(errs[2], ratelimit.ErrBreakerOpen) {
+		t.Errorf("errors %v, want the store's, then ErrBreakerOpen once the breaker is open", errs)
+	}
+}
+
+func TestBreakerCostsOneCallPerCoolDown(t *testing.T) {
+	synctest.Test(t, testBreakerCostsOneCallPerCoolDown)
+}
+
+func testBreakerCostsOneCallPerCoolDown(t *testing.T) {
+	store := &remoteStore{Store: memory.New(memory.WithSweepInterval(0))}
+	store.down.Store(true)
+	var changes []ratelimit.BreakerState
+	l, err := ratelimit.New(store, ratelimit.PerMinute(1000), ratelimit.WithBreaker(ratelimit.NewBreaker(3, time.Second)),
+		ratelimit.WithObserver(ratelimit.Observer{BreakerChange: func(_ string, s ratelimit.BreakerState) { changes = append(changes, s) }}),
+		ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		if code := serveStatus(l, context.Background()); code != http.StatusOK {
+			t.Fatalf("status %d, want 200 (fail open)", code)
+		}
+	}
+	if got := store.calls.Load(); got != 3 {
+		t.Fatalf("100 requests during an outage called the store %d times, want 3 (then the breaker opens)", got)
+	}
+	time.Sleep(999 * time.Millisecond)
+	serveStatus(l, context.Background())
+	if got := store.calls.Load(); got != 3 {
+		t.Fatalf("the store was called during the cool-down (%d calls)", got)
+	}
+	time.Sleep(time.Millisecond)
+	serveStatus(l, context.Background()) // the probe fails: open again
+	serveStatus(l, context.Background())
+	if got, state := store.calls.Load(), l.Breaker().State(); got != 4 || state != ratelimit.BreakerOpen {
+		t.Fatalf("after the cool-down: %d calls, breaker %v; want 4 (one probe) and open", got, state)
+	}
+	store.down.Store(false)
+	time.Sleep(time.Second)
+	for range 10 {
+		serveStatus(l, context.Background())
+	}
+	if got, state := store.calls.Load(), l.Breaker().State(); got != 14 || state != ratelimit.BreakerClosed {
+		t.Fatalf("after recovery: %d calls, breaker %v; want 14 and closed", got, state)
+	}
+	want := []ratelimit.BreakerState{ratelimit.BreakerOpen, ratelimit.BreakerHalfOpen, ratelimit.BreakerOpen, ratelimit.BreakerHalfOpen, ratelimit.BreakerClosed}
+	if !slices.Equal(changes, want) {
+		t.Fatalf("state changes %v, want %v", changes, want)
+	}
 }

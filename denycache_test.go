@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,17 +13,6 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
-
-// countingStore counts the calls that reach its store.
-type countingStore struct {
-	ratelimit.Store
-	calls atomic.Int64
-}
-
-func (c *countingStore) AllowN(ctx context.Context, key string, l ratelimit.Limit, n int) (ratelimit.Result, error) {
-	c.calls.Add(1)
-	return c.Store.AllowN(ctx, key, l, n)
-}
 
 // TestDenyCacheIsExact drives one limiter with a deny cache and one store
 // without on the same random timeline (the oracle): every decision must be

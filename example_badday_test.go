@@ -10,14 +10,6 @@ import (
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
-// hangingStore never answers, like a Redis stopped with SIGSTOP.
-type hangingStore struct{}
-
-func (hangingStore) AllowN(ctx context.Context, _ string, _ ratelimit.Limit, _ int) (ratelimit.Result, error) {
-	<-ctx.Done()
-	return ratelimit.Result{}, ctx.Err()
-}
-
 func ExampleWithTimeout() {
 	quiet := ratelimit.WithErrorHandler(func(*http.Request, error) {})
 	h := ratelimit.Middleware(hangingStore{}, ratelimit.PerMinute(100), quiet,

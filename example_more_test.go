@@ -12,23 +12,6 @@ import (
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
-// serveTimes sends n GET requests for path to h and prints each status.
-func serveTimes(h http.Handler, n int, path string, header ...string) {
-	codes := make([]string, n)
-	for i := range codes {
-		r := httptest.NewRequest("GET", path, nil)
-		for j := 0; j+1 < len(header); j += 2 {
-			r.Header.Set(header[j], header[j+1])
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		codes[i] = fmt.Sprint(w.Code)
-	}
-	fmt.Println(strings.Join(codes, " "))
-}
-
-var hello = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello") })
-
 func ExampleLimit_Capacity() {
 	fmt.Println(ratelimit.PerSecond(10).Capacity())
 	fmt.Println(ratelimit.PerSecond(10).WithBurst(25).Capacity())
@@ -137,12 +120,6 @@ func ExampleProblemJSON() {
 	// Output:
 	// 429 application/problem+json
 	// {"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Request cannot be satisfied as assigned quota has been exceeded","status":429,"violated-policies":["search"]}
-}
-
-type downStore struct{}
-
-func (downStore) AllowN(context.Context, string, ratelimit.Limit, int) (ratelimit.Result, error) {
-	return ratelimit.Result{}, errors.New("connection refused")
 }
 
 func ExampleWithFailClosed() {

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/store/memory"
@@ -56,5 +57,45 @@ func TestFallbackSharesKeepTheFleetWithinTheLimit(t *testing.T) {
 func TestFallbackMustBeLocal(t *testing.T) {
 	if _, err := ratelimit.New(failingStore{}, ratelimit.PerMinute(1), ratelimit.WithFallback(failingStore{}, 2)); err == nil {
 		t.Error("New accepted a fallback store that is not Local")
+	}
+}
+
+func TestFallbackDecidesWithAShareOfTheLimit(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	local := memory.New(memory.WithClock(clock.Now))
+	defer local.Close()
+	tl := newTally()
+	var told int
+	l, err := ratelimit.New(failingStore{}, ratelimit.PerMinute(20),
+		ratelimit.WithFallback(local, 4),
+		ratelimit.WithObserver(tl.observer(false)),
+		ratelimit.WithErrorHandler(func(*http.Request, error) { told++ }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes []int
+	for range 7 {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		w := httptest.NewRecorder()
+		l.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).ServeHTTP(w, r)
+		codes = append(codes, w.Code)
+	}
+	want := []int{200, 200, 200, 200, 200, 429, 429} // 20 per minute shared by 4: 5 each
+	if !equalInts(codes, want) {
+		t.Errorf("status codes %v, want %v", codes, want)
+	}
+	if tl.sources[ratelimit.FromFallback] != 7 {
+		t.Errorf("sources %v, want 7 from the fallback", tl.sources)
+	}
+	if told != 7 {
+		t.Errorf("the error handler was told %d times, want 7: the fallback decided, the store still failed", told)
+	}
+}
+
+func TestFallbackRefusesBadArguments(t *testing.T) {
+	for _, opt := range []ratelimit.Option{ratelimit.WithFallback(nil, 1), ratelimit.WithFallback(memory.New(), 0)} {
+		if _, err := ratelimit.New(failingStore{}, ratelimit.PerMinute(1), opt); err == nil {
+			t.Error("New accepted a bad fallback")
+		}
 	}
 }

@@ -13,14 +13,6 @@ import (
 
 var noop = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 
-// headerWriter is a minimal ResponseWriter, reused between requests so that
-// the benchmarks measure the middleware, not the recorder.
-type headerWriter struct{ h http.Header }
-
-func (w *headerWriter) Header() http.Header         { return w.h }
-func (w *headerWriter) Write(b []byte) (int, error) { return len(b), nil }
-func (w *headerWriter) WriteHeader(int)             {}
-
 func serve(b *testing.B, h http.Handler) {
 	r := httptest.NewRequest("GET", "/", nil)
 	w := &headerWriter{h: http.Header{}}

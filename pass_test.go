@@ -1,6 +1,7 @@
 package ratelimit_test
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -55,5 +56,29 @@ func skipUnderRace(t *testing.T) {
 	t.Helper()
 	if raceEnabled {
 		t.Skip("allocation counts are exact only without -race (sync.Pool drops items under it); .ci/run runs this test without -race")
+	}
+}
+
+func TestCost(t *testing.T) {
+	cost := ratelimit.WithCost(func(r *http.Request) int {
+		if r.URL.Path == "/export" {
+			return 3
+		}
+		return 1
+	})
+	f := newFixture(t, ratelimit.PerHour(4), cost)
+	a := "203.0.113.1:1"
+	got := f.codes(req{remote: a, path: "/export"}, req{remote: a, path: "/export"}, req{remote: a}, req{remote: a})
+	if want := []int{ok, limited, ok, limited}; !equalInts(got, want) {
+		t.Fatalf("codes %v, want %v", got, want)
+	}
+}
+
+func TestBadCostIsA500(t *testing.T) {
+	var logged error
+	f := newFixture(t, ratelimit.PerHour(4), ratelimit.WithCost(func(*http.Request) int { return 5 }),
+		ratelimit.WithErrorHandler(func(_ *http.Request, err error) { logged = err }))
+	if w := f.do(req{}); w.Code != 500 || f.served != 0 || !errors.Is(logged, ratelimit.ErrCostExceedsCapacity) {
+		t.Fatalf("got %d, served %d, error %v; want 500, 0, ErrCostExceedsCapacity", w.Code, f.served, logged)
 	}
 }

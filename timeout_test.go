@@ -1,57 +1,86 @@
-package ratelimit
+package ratelimit_test
 
 import (
 	"context"
 	"errors"
-	"sync/atomic"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/ratelimit-go/ratelimit"
 )
 
-// TestATimerThatFiresLateIsStarvationNotTheStore: when the budget's timer
-// fires well after the deadline, the process was starved of CPU: the
-// request still gets the failure policy, but the breaker does not count it
-// against the store; a timer on time counts.
-func TestATimerThatFiresLateIsStarvationNotTheStore(t *testing.T) {
+func TestTimeoutBoundsAHangingStore(t *testing.T) {
 	for _, tt := range []struct {
-		name        string
-		late        time.Duration
-		wantStarved bool
+		name string
+		opts []ratelimit.Option
+		want int
 	}{
-		{"timer on time", 0, false},
-		{"timer a little late", 2 * time.Millisecond, false},
-		{"timer late by half the budget", 5 * time.Millisecond, true},
+		{"fail open serves the request", nil, http.StatusOK},
+		{"fail closed answers 503", []ratelimit.Option{ratelimit.WithFailClosed()}, http.StatusServiceUnavailable},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newBudget(10 * time.Millisecond)
-			var calls atomic.Int64
+			store := &blockingStore{release: make(chan struct{})}
+			defer close(store.release)
+			var told []error
+			l, err := ratelimit.New(store, ratelimit.PerMinute(10), append(tt.opts, ratelimit.WithTimeout(10*time.Millisecond),
+				ratelimit.WithErrorHandler(func(_ *http.Request, err error) { told = append(told, err) }))...)
+			if err != nil {
+				t.Fatal(err)
+			}
 			start := time.Now()
-			b.now = func() time.Time {
-				if calls.Add(1) == 1 {
-					return start
-				}
-				return start.Add(b.d + tt.late) // when the timer's wake-up is seen
+			code := serveStatus(l, context.Background())
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("a hanging store held the request %v, want about the 10ms budget", took)
 			}
-			block := make(chan struct{})
-			defer close(block)
-			_, err := within(context.Background(), b, func(context.Context) (int, error) { <-block; return 0, nil })
-			if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
-				t.Fatalf("error %v, want an ErrTimeout that is a DeadlineExceeded", err)
+			if code != tt.want {
+				t.Errorf("status %d, want %d", code, tt.want)
 			}
-			if got := errors.Is(err, errStarved); got != tt.wantStarved {
-				t.Fatalf("starved = %v (%v), want %v", got, err, tt.wantStarved)
-			}
-			l := &Limiter{breaker: NewBreaker(1, time.Minute), now: time.Now}
-			if end := l.settle(context.Background(), err, false); end != storeFailed {
-				t.Errorf("the request's end is %v, want storeFailed: the store did not decide", end)
-			}
-			wantState := BreakerOpen
-			if tt.wantStarved {
-				wantState = BreakerClosed
-			}
-			if s := l.breaker.State(); s != wantState {
-				t.Errorf("breaker %v after the timeout, want %v", s, wantState)
+			if len(told) != 1 || !errors.Is(told[0], ratelimit.ErrTimeout) || !errors.Is(told[0], context.DeadlineExceeded) {
+				t.Errorf("error handler told %v, want one ErrTimeout that is a DeadlineExceeded", told)
 			}
 		})
+	}
+}
+
+func TestRequestDeadlineIsAStoreFailure(t *testing.T) {
+	// The server's deadline on the request ran out while the store was
+	// called: the failure policy answers, never an empty 200.
+	store := &blockingStore{release: make(chan struct{})}
+	defer close(store.release)
+	var told int
+	l, err := ratelimit.New(store, ratelimit.PerMinute(10), ratelimit.WithFailClosed(), ratelimit.WithTimeout(time.Minute),
+		ratelimit.WithErrorHandler(func(*http.Request, error) { told++ }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if code := serveStatus(l, ctx); code != http.StatusServiceUnavailable || told != 1 {
+		t.Errorf("status %d with the error handler told %d times, want 503 and 1", code, told)
+	}
+}
+
+func TestGoneClientIsNotServedNorReportedNorCountedByTheBreaker(t *testing.T) {
+	// The client goes away while the store is called (the store cancels
+	// it as the call starts): under a budget of a minute, nothing else can
+	// end the call first.
+	ctx, cancel := context.WithCancel(context.Background())
+	store := &blockingStore{release: make(chan struct{}), onCall: cancel}
+	defer close(store.release)
+	var told int
+	b := ratelimit.NewBreaker(1, time.Minute)
+	l, err := ratelimit.New(store, ratelimit.PerMinute(10), ratelimit.WithBreaker(b), ratelimit.WithTimeout(time.Minute),
+		ratelimit.WithErrorHandler(func(*http.Request, error) { told++ }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+	if l.Admit(httptest.NewRecorder(), r) {
+		t.Error("a request whose client went away was admitted")
+	}
+	if told != 0 || b.State() != ratelimit.BreakerClosed {
+		t.Errorf("error handler told %d times, breaker %v; want 0 and closed", told, b.State())
 	}
 }
