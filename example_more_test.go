@@ -156,9 +156,9 @@ func ExampleWithHeaders() {
 	h := ratelimit.Middleware(store, ratelimit.PerMinute(100), ratelimit.WithHeaders(ratelimit.HeadersIETF), ratelimit.WithName("api"))(hello)
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
-	fmt.Println(w.Header().Get(ratelimit.HeaderPolicy))
-	fmt.Println(w.Header().Get(ratelimit.HeaderRateLimit))
-	fmt.Println(w.Header().Get(ratelimit.HeaderLimit) == "")
+	fmt.Println(w.Header().Get("RateLimit-Policy"))
+	fmt.Println(w.Header().Get("RateLimit"))
+	fmt.Println(w.Header().Get("X-RateLimit-Limit") == "")
 	// Output:
 	// "api";q=100;w=60
 	// "api";r=99;t=1

@@ -101,14 +101,14 @@ func TestHandlersChangingHeadersDoNotAffectOtherResponses(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := l.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set(ratelimit.HeaderRemaining, "changed")
-		w.Header().Add(ratelimit.HeaderLimit, "added")
-		w.Header().Add(ratelimit.HeaderPolicy, "added")
+		w.Header().Set("X-RateLimit-Remaining", "changed")
+		w.Header().Add("X-RateLimit-Limit", "added")
+		w.Header().Add("RateLimit-Policy", "added")
 	}))
 	for i := range 2 {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
-		if got := w.Header().Values(ratelimit.HeaderLimit); len(got) != 2 {
+		if got := w.Header().Values("X-RateLimit-Limit"); len(got) != 2 {
 			t.Fatalf("the handler's own X-RateLimit-Limit = %q, want its addition", got)
 		}
 		// The same limiter's next response is its own.
@@ -116,13 +116,13 @@ func TestHandlersChangingHeadersDoNotAffectOtherResponses(t *testing.T) {
 		if !l.Admit(probe, httptest.NewRequest("GET", "/", nil)) {
 			t.Fatal("probe denied")
 		}
-		if got := probe.Header().Values(ratelimit.HeaderLimit); len(got) != 1 || got[0] != "5" {
+		if got := probe.Header().Values("X-RateLimit-Limit"); len(got) != 1 || got[0] != "5" {
 			t.Fatalf("round %d: X-RateLimit-Limit of the next response = %q after a handler added to its own", i, got)
 		}
-		if got := probe.Header().Values(ratelimit.HeaderPolicy); len(got) != 1 || got[0] != `"default";q=5;w=3600` {
+		if got := probe.Header().Values("RateLimit-Policy"); len(got) != 1 || got[0] != `"default";q=5;w=3600` {
 			t.Fatalf("round %d: RateLimit-Policy of the next response = %q after a handler added to its own", i, got)
 		}
-		if got, want := probe.Header().Get(ratelimit.HeaderRemaining), strconv.Itoa(5-2*i-2); got != want {
+		if got, want := probe.Header().Get("X-RateLimit-Remaining"), strconv.Itoa(5-2*i-2); got != want {
 			t.Fatalf("round %d: X-RateLimit-Remaining of the next response = %q, want %s", i, got, want)
 		}
 	}

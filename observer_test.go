@@ -21,8 +21,8 @@ func TestDryRunServesEverythingAndReportsWouldDeny(t *testing.T) {
 		if w.Header().Get("Retry-After") != "" {
 			t.Fatalf("request %d: a served request carries Retry-After", i+1)
 		}
-		if i >= 10 && w.Header().Get(ratelimit.HeaderRemaining) != "0" {
-			t.Fatalf("request %d: X-RateLimit-Remaining %q, want 0 (headers tell the truth)", i+1, w.Header().Get(ratelimit.HeaderRemaining))
+		if i >= 10 && w.Header().Get("X-RateLimit-Remaining") != "0" {
+			t.Fatalf("request %d: X-RateLimit-Remaining %q, want 0 (headers tell the truth)", i+1, w.Header().Get("X-RateLimit-Remaining"))
 		}
 	}
 	if f.served != 15 || tl.outcomes[ratelimit.Allowed] != 10 || tl.outcomes[ratelimit.DryRunDenied] != 5 {
