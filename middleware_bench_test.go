@@ -43,3 +43,13 @@ func BenchmarkMiddlewareIETF(b *testing.B) {
 	defer store.Close()
 	serve(b, ratelimit.Middleware(store, ratelimit.PerMinute(60), ratelimit.WithHeaders(ratelimit.HeadersBoth))(noop))
 }
+
+// BenchmarkMiddlewareTwoPolicies is BenchmarkMiddleware with a second
+// policy, decided with the first in one call to the store.
+func BenchmarkMiddlewareTwoPolicies(b *testing.B) {
+	var now atomic.Int64
+	store := memory.New(memory.WithClock(func() time.Time { return time.Unix(0, now.Add(int64(time.Second))) }))
+	defer store.Close()
+	serve(b, ratelimit.Middleware(store, ratelimit.PerMinute(60), ratelimit.WithName("api"),
+		ratelimit.WithPolicy(ratelimit.Policy{Name: "hourly", Limit: ratelimit.PerHour(3600)}))(noop))
+}
