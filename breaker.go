@@ -10,7 +10,8 @@ import (
 )
 
 // ErrBreakerOpen is the error of a decision that was not sent to the store
-// because its [Breaker] is open: the failure policy answered instead.
+// because its [Breaker] is open: the failure policy answered instead. The
+// errors that wrap it also wrap the store failure that opened the breaker.
 var ErrBreakerOpen = errors.New("ratelimit: store failing, breaker open")
 
 // BreakerState is the state of a [Breaker].
@@ -58,6 +59,8 @@ type Breaker struct {
 
 	state       atomic.Int32 // BreakerState
 	consecutive atomic.Int64 // failures in a row while closed
+
+	openErr atomic.Pointer[error] // ErrBreakerOpen with the failure that opened it
 
 	mu       sync.Mutex
 	openedAt time.Time // the start of the current cool-down
@@ -121,8 +124,8 @@ func (b *Breaker) success(probe bool) {
 	b.setLocked(BreakerClosed)
 }
 
-// failure records a store call that failed at now.
-func (b *Breaker) failure(now time.Time, probe bool) {
+// failure records a store call that failed at now with err.
+func (b *Breaker) failure(now time.Time, probe bool, err error) {
 	if !probe && b.consecutive.Add(1) < int64(b.failures) {
 		return
 	}
@@ -134,7 +137,19 @@ func (b *Breaker) failure(now time.Time, probe bool) {
 		return // opened already, by a failure of the same burst
 	}
 	b.openedAt = now
+	open := fmt.Errorf("%w: %w", ErrBreakerOpen, err) // made once per opening
+	b.openErr.Store(&open)
 	b.setLocked(BreakerOpen)
+}
+
+// openError is the error of a decision the open breaker kept from the
+// store: ErrBreakerOpen, wrapping the failure that opened it (such as a
+// refused connection), so that the log says what happened.
+func (b *Breaker) openError() error {
+	if err := b.openErr.Load(); err != nil {
+		return *err
+	}
+	return ErrBreakerOpen
 }
 
 // release ends a probe that neither succeeded nor failed, such as one whose

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -8,7 +9,7 @@ import (
 func TestBreakerProbesOneAtATime(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	b := NewBreaker(1, time.Second)
-	b.failure(t0, false)
+	b.failure(t0, false, errors.New("store down"))
 	t1 := t0.Add(time.Second)
 	ok, probe := b.allow(t1)
 	if !ok || !probe {

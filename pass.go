@@ -110,7 +110,7 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 	if l.breaker != nil {
 		var ok bool
 		if ok, probe = l.breaker.allow(now); !ok {
-			return l.fallBack(ctx, p, ErrBreakerOpen, 0)
+			return l.fallBack(ctx, p, l.breaker.openError(), 0)
 		}
 	}
 	var start time.Time

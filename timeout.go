@@ -35,13 +35,15 @@ var ErrTimeout = errors.New("ratelimit: store did not answer in time")
 // Only this budget and the store's own errors count against the store in
 // the breaker. A request's own deadline (such as chi's middleware.Timeout
 // sets) that ends first gets the failure policy too, but never opens the
-// breaker; nor does a budget that ran out because the process itself was
-// starved of CPU: when the budget's timer fires more than a quarter of the
-// budget late, or the store's answer is ready when it fires, the scheduler,
-// not the store, was slow. What is left: an answer the store sent in time
-// that the process read after a timer that fired on time still counts as a
-// timeout, since without the store's clock in its reply nothing tells it
-// apart from a slow store.
+// breaker. An answer that is ready when the budget's timer fires stands.
+// What is left: under CPU starvation (far more runnable goroutines than
+// cores), an answer the store sent in time but the process read after the
+// timer fired counts as a timeout. Without the store's clock in its reply
+// nothing tells it apart from a slow store, and a timer that fires late
+// cannot be taken as starvation either: a store that hangs on a starved
+// machine must still open the breaker. Give the budget room for the
+// scheduling delays of the machine (GOMAXPROCS, CPU limits), or watch
+// ratelimit_store_duration_seconds for them.
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
@@ -52,24 +54,14 @@ func WithTimeout(d time.Duration) Option {
 	}
 }
 
-// budget is a store call's time budget, with its errors made once.
+// budget is a store call's time budget, with its error made once.
 type budget struct {
 	d       time.Duration
-	timeout error            // the store did not answer within d
-	starved error            // neither did the process, starved of CPU: not the store's fault
-	now     func() time.Time // time.Now; tests set their own
+	timeout error // the store did not answer within d
 }
 
-// errStarved marks a timeout of a process too busy to see the answer.
-var errStarved = errors.New("the process was starved of CPU")
-
 func newBudget(d time.Duration) *budget {
-	return &budget{
-		d:       d,
-		timeout: fmt.Errorf("%w after %v: %w", ErrTimeout, d, context.DeadlineExceeded),
-		starved: fmt.Errorf("%w after %v (%w): %w", ErrTimeout, d, errStarved, context.DeadlineExceeded),
-		now:     time.Now,
-	}
+	return &budget{d: d, timeout: fmt.Errorf("%w after %v: %w", ErrTimeout, d, context.DeadlineExceeded)}
 }
 
 // within runs call and waits at most b's budget for its answer; a nil b
@@ -81,8 +73,7 @@ func within[T any](ctx context.Context, b *budget, call func(context.Context) (T
 	if b == nil {
 		return call(ctx)
 	}
-	deadline := b.now().Add(b.d)
-	ctx, cancel := context.WithDeadlineCause(ctx, deadline, b.timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, b.d, b.timeout)
 	defer cancel()
 	type answer struct {
 		v   T
@@ -112,9 +103,6 @@ func within[T any](ctx context.Context, b *budget, call func(context.Context) (T
 			return a.v, nil
 		}
 	default:
-	}
-	if b.now().Sub(deadline) > b.d/4 {
-		return zero, b.starved
 	}
 	return zero, b.timeout
 }
@@ -148,7 +136,6 @@ const (
 	answered     callEnd = iota // the store decided
 	refused                     // the store refused the call's arguments: the call was wrong
 	requestEnded                // the request's own context ended: the store is not to blame
-	starved                     // the budget ran out while the process was starved of CPU
 	storeFailed                 // the store failed: the failure policy answers
 )
 
@@ -164,21 +151,16 @@ func (l *Limiter) settle(ctx context.Context, err error, probe bool) callEnd {
 		end = refused
 	case ctx.Err() != nil:
 		end = requestEnded
-	case errors.Is(err, errStarved):
-		end = starved
 	}
 	if l.breaker != nil {
 		switch end {
 		case answered:
 			l.breaker.success(probe)
 		case storeFailed:
-			l.breaker.failure(l.now(), probe)
+			l.breaker.failure(l.now(), probe, err)
 		default:
 			l.breaker.release(probe)
 		}
-	}
-	if end == starved {
-		end = storeFailed // for the request, the store did not decide
 	}
 	return end
 }
