@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -36,8 +37,12 @@ func (t *throttledLog) allow(now time.Time) (bool, int) {
 
 // logError is the default error handler: it logs the limiter's failed
 // decisions at level Error, at most once a second, with the count of those
-// it left out.
+// it left out; a misconfigured store's apart, at most once a second too.
 func (l *Limiter) logError(r *http.Request, err error) {
+	if errors.Is(err, ErrMisconfiguredStore) {
+		l.logMisconfigured(r, err)
+		return
+	}
 	ok, suppressed := l.errLog.allow(l.now())
 	if !ok {
 		return
@@ -53,6 +58,17 @@ func requestArgs(r *http.Request, args ...any) (context.Context, []any) {
 		return context.Background(), args
 	}
 	return context.WithoutCancel(r.Context()), append(args, "method", r.Method, "path", r.URL.Path)
+}
+
+// logMisconfigured logs a store error that no retry cures, apart from the
+// passing failures so that they never hide it, at most once a second.
+func (l *Limiter) logMisconfigured(r *http.Request, err error) {
+	ok, suppressed := l.misconfigLog.allow(l.now())
+	if !ok {
+		return
+	}
+	ctx, args := requestArgs(r, "limiter", l.name, "err", err, "policy", l.failurePolicy(), "suppressed", suppressed)
+	slog.ErrorContext(ctx, "ratelimit: the store is misconfigured: every decision fails until its configuration is fixed", args...)
 }
 
 // logWouldDeny logs a request that dry run let through over its limit, at

@@ -37,11 +37,12 @@ type Limiter struct {
 	fallback   Store // Local
 	instances  int
 
-	observer Observer
-	dryRun   bool
-	errLog   throttledLog
-	dryLog   throttledLog
-	now      func() time.Time // time.Now; tests of the package set their own
+	observer     Observer
+	dryRun       bool
+	errLog       throttledLog
+	misconfigLog throttledLog
+	dryLog       throttledLog
+	now          func() time.Time // time.Now; tests of the package set their own
 }
 
 // New returns a Limiter that takes tokens from store under limit, keying

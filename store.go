@@ -38,6 +38,14 @@ var (
 	ErrCostExceedsCapacity = errors.New("ratelimit: cost exceeds capacity")
 	// ErrEmptyKey reports an empty key.
 	ErrEmptyKey = errors.New("ratelimit: empty key")
+	// ErrMisconfiguredStore is wrapped by a store's errors that no retry
+	// can cure, only a change of configuration: a Redis Cluster node behind
+	// a single-node client (MOVED), a read-only replica, a refused
+	// authentication, a key holding data of another kind. A limiter treats
+	// them as store failures (the failure policy answers, the breaker
+	// counts them) and logs them apart, at most once a second, as what to
+	// fix.
+	ErrMisconfiguredStore = errors.New("ratelimit: store misconfigured")
 )
 
 // ValidateCall checks the arguments of [Store.AllowN], so that every store

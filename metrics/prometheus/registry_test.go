@@ -1,7 +1,9 @@
 package prometheus_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -175,6 +177,31 @@ ratelimit_requests_total{limiter="export",policy="export",result="error"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
 		"ratelimit_requests_total", "ratelimit_decisions_source_total"); err != nil {
+		t.Error(err)
+	}
+}
+
+// misconfiguredStore fails every call as a store whose configuration is
+// wrong does, such as a single-node client on a Redis Cluster node.
+type misconfiguredStore struct{}
+
+func (misconfiguredStore) AllowN(context.Context, string, ratelimit.Limit, int) (ratelimit.Result, error) {
+	return ratelimit.Result{}, fmt.Errorf("%w: 10.0.0.1:6379 answered MOVED 1234 10.0.0.2:6379", ratelimit.ErrMisconfiguredStore)
+}
+
+// TestAMisconfiguredStoreIsCountedApart: its failures, and the open
+// breaker's that they cause, count in ratelimit_store_misconfigured_total.
+func TestAMisconfiguredStoreIsCountedApart(t *testing.T) {
+	reg, m := newMetrics(t)
+	l := newLimiter(t, misconfiguredStore{}, ratelimit.PerMinute(10),
+		ratelimit.WithName("cluster"), ratelimit.WithObserver(m.Observer()), ratelimit.WithErrorHandler(quiet))
+	wantCodes(t, "cluster", serve(l, 8), map[int]int{200: 8})
+	const want = `
+# HELP ratelimit_store_misconfigured_total Decisions a rate limiter's store failed because of its configuration (a cluster node behind a single-node client, a replica, authentication, a key of another type): fix it.
+# TYPE ratelimit_store_misconfigured_total counter
+ratelimit_store_misconfigured_total{limiter="cluster"} 8
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ratelimit_store_misconfigured_total"); err != nil {
 		t.Error(err)
 	}
 }

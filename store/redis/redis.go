@@ -226,7 +226,7 @@ func (s *Store) eval(ctx context.Context, sc *script, args []any) ([]int64, erro
 		err = s.client.Process(ctx, cmd)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
+		return nil, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, classify(err, s.addr()))
 	}
 	v, err := cmd.Int64Slice()
 	if err != nil {
