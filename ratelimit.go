@@ -25,7 +25,8 @@
 //		// answer 429, retry after res.RetryAfter
 //	}
 //
-// This package needs only the standard library.
+// Outside HTTP, [Limiter.AllowN] decides on a key of your own through the
+// same pass. This package needs only the standard library.
 package ratelimit
 
 import (
