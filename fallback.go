@@ -23,8 +23,19 @@ import (
 // periods: the fleet's rate stays within the limit, and at most instances
 // requests pass at once. A request that costs more than the share holds is
 // denied while the outage lasts, with a Retry-After of the time the whole
-// limit takes to refill its cost. The failure is still told to the error
-// handler. Without a fallback the limiter fails open, or closed with
+// limit takes to refill its cost.
+//
+// What the fallback admits is owed to the main store, up to the share's
+// capacity per key and app server, and charged once the store answers
+// again: the next requests take their tokens and the debt in one call, as
+// far as their budget holds, and are denied if the store cannot pay both.
+// While the store flaps (it answered within the time the limit takes to
+// fill), an app server whose share is spent on unpaid tokens denies. A key
+// whose store flaps so gets at most the limit's budget and one capacity in
+// all from the shares, never the store's budget and the fallbacks' in
+// turn; in a longer outage each share decides alone, and the store is then
+// charged at most one capacity in all. The failure is still told to the
+// error handler. Without a fallback the limiter fails open, or closed with
 // [WithFailClosed].
 func WithFallback(store Store, instances int) Option {
 	return func(c *config) error {
@@ -50,17 +61,18 @@ func (l *Limiter) fallBack(ctx context.Context, p *pass, err error, latency time
 		return outcome{end: undecided, err: err, source: FromFailurePolicy, latency: latency}
 	}
 	for i, t := range p.takes {
-		p.shared[i] = Take{Key: t.Key, Limit: share(t.Limit, l.instances), N: t.N}
+		p.shared[i] = Take{Key: t.Key, Limit: share(t.Limit, l.instances), N: p.n}
 	}
 	var ferr error
-	if i, ok := tooCostly(p.shared); ok {
-		// No share holds the cost: deny, and say when the whole limit
-		// would have refilled it.
+	if i, ok := l.beyondShare(p.shared); ok {
+		// No share holds the cost, or while the store flaps this server's
+		// share is spent on tokens the store is not yet charged for: deny,
+		// and say when the whole limit would have refilled the cost.
 		for j, t := range p.takes {
 			p.results[j] = Result{Allowed: true, Limit: t.Limit}
 		}
 		t := p.takes[i]
-		p.results[i] = Result{Limit: t.Limit, RetryAfter: max(t.Limit.refillTime(t.N, roundUp), time.Second)}
+		p.results[i] = Result{Limit: t.Limit, RetryAfter: max(t.Limit.refillTime(p.n, roundUp), time.Second)}
 	} else if len(p.shared) == 1 {
 		t := p.shared[0]
 		p.results[0], ferr = l.fallback.AllowN(ctx, t.Key, t.Limit, t.N)
@@ -73,13 +85,34 @@ func (l *Limiter) fallBack(ctx context.Context, p *pass, err error, latency time
 	for i := range p.results {
 		p.results[i].Limit = p.takes[i].Limit // the headers describe the policy, not the share
 	}
-	return l.summarize(p, outcome{source: FromFallback, err: err, latency: latency})
+	o := l.summarize(p, outcome{source: FromFallback, err: err, latency: latency})
+	if l.debts != nil && o.res.Allowed {
+		for _, t := range p.shared {
+			l.debts.add(t.Key, p.n, t.Limit.Capacity()) // the store is charged once it answers
+		}
+	}
+	return o
 }
 
-// tooCostly returns the first take whose cost its limit cannot hold.
-func tooCostly(takes []Take) (int, bool) {
-	for i, t := range takes {
-		if t.N > t.Limit.Capacity() {
+// beyondShare returns the first of the shared takes that its share cannot
+// hold: a cost above the share's capacity, or, while the store answered
+// within the time the limit takes to fill (it flaps), above what the key's
+// unpaid debt (debt.go) leaves of the share, so that the fleet's unpaid
+// admissions stay within one capacity in all. After a longer outage the
+// store's budget has refilled whatever was taken, and the share alone
+// decides.
+func (l *Limiter) beyondShare(shared []Take) (int, bool) {
+	var flapping bool
+	if l.debts != nil {
+		last := l.lastAnswer.Load()
+		flapping = last != 0 && l.now().UnixNano()-last < int64(shared[0].Limit.fillTime())
+	}
+	for i, t := range shared {
+		owed := 0
+		if flapping {
+			owed = l.debts.owed(t.Key)
+		}
+		if t.N+owed > t.Limit.Capacity() {
 			return i, true
 		}
 	}

@@ -1,10 +1,12 @@
 package ratelimit_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
@@ -98,4 +100,80 @@ func TestFallbackRefusesBadArguments(t *testing.T) {
 			t.Error("New accepted a bad fallback")
 		}
 	}
+}
+
+// TestAFlappingStoreDoesNotGiveTwoBudgets: a store that fails for 300 ms
+// every 600 ms, a key asked 100 times a second for a minute under 60 per
+// minute, by a fleet of app servers with fallbacks: their fallbacks'
+// admissions are charged to the store once it answers again, so that the
+// key gets at most the limit's budget (a capacity and a minute's refill)
+// and one capacity in all from the shares, not the store's budget and the
+// fallbacks' in turn.
+func TestAFlappingStoreDoesNotGiveTwoBudgets(t *testing.T) {
+	for _, instances := range []int{1, 4} {
+		t.Run(strconv.Itoa(instances)+" instances", func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				store := &remoteStore{Store: memory.New(memory.WithSweepInterval(0))}
+				limit := ratelimit.PerMinute(60)
+				fleet := make([]*ratelimit.Limiter, instances)
+				for i := range fleet {
+					var err error
+					fleet[i], err = ratelimit.New(store, limit, ratelimit.WithFallback(memory.New(memory.WithSweepInterval(0)), instances),
+						ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				stop := make(chan struct{})
+				go func() {
+					for {
+						select {
+						case <-stop:
+							return
+						case <-time.After(300 * time.Millisecond):
+							store.down.Store(!store.down.Load())
+						}
+					}
+				}()
+				admitted := 0
+				for i := range 6000 { // a minute
+					if res, _ := fleet[i%instances].Allow(context.Background(), "k"); res.Allowed {
+						admitted++
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+				close(stop)
+				if most := 2*limit.Capacity() + limit.Rate; admitted > most {
+					t.Errorf("a key was admitted %d times in a minute of flapping, want at most %d (the limit's budget and one capacity of shares)", admitted, most)
+				}
+				t.Logf("admitted %d in a minute (the limit's budget: %d)", admitted, limit.Capacity()+limit.Rate)
+			})
+		})
+	}
+}
+
+// TestAFallbackOutlastsALongOutage: owing the store its admissions never
+// stops a fallback from admitting at its share's rate, however long the
+// store is down.
+func TestAFallbackOutlastsALongOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &remoteStore{Store: memory.New(memory.WithSweepInterval(0))}
+		store.down.Store(true)
+		l, err := ratelimit.New(store, ratelimit.PerMinute(60), ratelimit.WithFallback(memory.New(memory.WithSweepInterval(0)), 2),
+			ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		admitted := 0
+		for range 6000 { // ten minutes, 10 a second
+			if res, _ := l.Allow(context.Background(), "k"); res.Allowed {
+				admitted++
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		// A share of 30 per minute, burst 30: 30 + 10 × 30.
+		if admitted < 320 || admitted > 331 {
+			t.Errorf("a fallback admitted %d in ten minutes of outage, want its share, 30 + 300", admitted)
+		}
+	})
 }

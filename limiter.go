@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -36,6 +37,8 @@ type Limiter struct {
 	denies     *denyCache
 	fallback   Store // Local
 	instances  int
+	debts      *debtLedger  // the fallback's admissions, charged to the store
+	lastAnswer atomic.Int64 // when the store last answered, in Unix ns; with a fallback
 
 	observer     Observer
 	dryRun       bool
@@ -101,6 +104,9 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	}
 	if c.denyKeys > 0 {
 		l.denies = newDenyCache(c.denyKeys)
+	}
+	if l.fallback != nil {
+		l.debts = newDebtLedger(DefaultDenyCacheKeys)
 	}
 	if l.breaker != nil && l.observer.BreakerChange != nil {
 		change, name := l.observer.BreakerChange, l.name

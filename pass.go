@@ -40,6 +40,8 @@ type pass struct {
 	takes   []Take
 	results []Result
 	shared  []Take // the fallback's
+	owed    []int  // the debt each take pays the store (debt.go)
+	n       int    // the request's cost
 }
 
 var passes = sync.Pool{New: func() any { return new(pass) }}
@@ -48,9 +50,9 @@ func (l *Limiter) getPass() *pass {
 	p := passes.Get().(*pass)
 	n := len(l.policies)
 	if cap(p.takes) < n {
-		p.takes, p.results, p.shared = make([]Take, n), make([]Result, n), make([]Take, n)
+		p.takes, p.results, p.shared, p.owed = make([]Take, n), make([]Result, n), make([]Take, n), make([]int, n)
 	}
-	p.takes, p.results, p.shared = p.takes[:n], p.results[:n], p.shared[:n]
+	p.takes, p.results, p.shared, p.owed = p.takes[:n], p.results[:n], p.shared[:n], p.owed[:n]
 	return p
 }
 
@@ -93,8 +95,9 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 	if n > l.maxCost {
 		return outcome{end: badCost, source: FromFailurePolicy, err: fmt.Errorf("%w: n = %d, capacity %d", ErrCostExceedsCapacity, n, l.maxCost)}
 	}
+	p.n = n
 	for i := range p.takes {
-		p.takes[i].N = n
+		p.takes[i].N, p.owed[i] = n, 0
 	}
 	var now time.Time
 	if l.denies != nil || l.breaker != nil {
@@ -113,6 +116,9 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 			return l.fallBack(ctx, p, l.breaker.openError(), 0)
 		}
 	}
+	if l.debts != nil {
+		l.charge(p)
+	}
 	var start time.Time
 	if l.observer.Decision != nil {
 		start = time.Now()
@@ -129,7 +135,16 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 				l.denies.record(t.Key, t.N, now, p.results[i])
 			}
 		}
-		return l.summarize(p, outcome{latency: latency})
+		o := l.summarize(p, outcome{latency: latency})
+		if l.debts != nil {
+			l.lastAnswer.Store(l.now().UnixNano())
+			if o.res.Allowed {
+				for i, t := range p.takes {
+					l.debts.paid(t.Key, p.owed[i])
+				}
+			}
+		}
+		return o
 	case refused:
 		return outcome{end: badCost, err: err, latency: latency}
 	case requestEnded:
@@ -205,4 +220,17 @@ func (l *Limiter) violated(p *pass) []string {
 		}
 	}
 	return names
+}
+
+// charge adds to each take what its key owes for the fallback's
+// admissions, as much as the take can hold: the store answers for the
+// fallback's tokens too, and they are paid once it allows them.
+func (l *Limiter) charge(p *pass) {
+	for i := range p.takes {
+		t := &p.takes[i]
+		if owed := min(l.debts.owed(t.Key), t.Limit.Capacity()-t.N); owed > 0 {
+			t.N += owed
+			p.owed[i] = owed
+		}
+	}
 }
