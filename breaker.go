@@ -10,7 +10,8 @@ import (
 )
 
 // ErrBreakerOpen is the error of a decision that was not sent to the store
-// because its [Breaker] is open: the failure policy answered instead.
+// because its [Breaker] is open: the failure policy answered instead. The
+// errors that wrap it also wrap the store failure that opened the breaker.
 var ErrBreakerOpen = errors.New("ratelimit: store failing, breaker open")
 
 // BreakerState is the state of a [Breaker].
@@ -54,9 +55,12 @@ const (
 type Breaker struct {
 	failures int
 	coolDown time.Duration
+	err      error // of a bad configuration, reported by WithBreaker
 
 	state       atomic.Int32 // BreakerState
 	consecutive atomic.Int64 // failures in a row while closed
+
+	openErr atomic.Pointer[error] // ErrBreakerOpen with the failure that opened it
 
 	mu       sync.Mutex
 	openedAt time.Time // the start of the current cool-down
@@ -66,12 +70,15 @@ type Breaker struct {
 
 // NewBreaker returns a closed Breaker that opens after failures
 // consecutive store failures and stays open for coolDown before it
-// probes. It panics if failures < 1 or coolDown <= 0, at start-up.
+// probes. Failures below 1 or a cool-down that is not positive make
+// [WithBreaker], and so [New], fail: like every bad configuration, it is an
+// error at construction, never a panic.
 func NewBreaker(failures int, coolDown time.Duration) *Breaker {
+	b := &Breaker{failures: failures, coolDown: coolDown}
 	if failures < 1 || coolDown <= 0 {
-		panic(fmt.Sprintf("ratelimit: NewBreaker(%d, %v): want failures >= 1 and a positive cool-down", failures, coolDown))
+		b.err = fmt.Errorf("%w: NewBreaker(%d, %v): want failures >= 1 and a positive cool-down", ErrBadConfig, failures, coolDown)
 	}
-	return &Breaker{failures: failures, coolDown: coolDown}
+	return b
 }
 
 // State returns the breaker's state.
@@ -117,8 +124,8 @@ func (b *Breaker) success(probe bool) {
 	b.setLocked(BreakerClosed)
 }
 
-// failure records a store call that failed at now.
-func (b *Breaker) failure(now time.Time, probe bool) {
+// failure records a store call that failed at now with err.
+func (b *Breaker) failure(now time.Time, probe bool, err error) {
 	if !probe && b.consecutive.Add(1) < int64(b.failures) {
 		return
 	}
@@ -130,7 +137,19 @@ func (b *Breaker) failure(now time.Time, probe bool) {
 		return // opened already, by a failure of the same burst
 	}
 	b.openedAt = now
+	open := fmt.Errorf("%w: %w", ErrBreakerOpen, err) // made once per opening
+	b.openErr.Store(&open)
 	b.setLocked(BreakerOpen)
+}
+
+// openError is the error of a decision the open breaker kept from the
+// store: ErrBreakerOpen, wrapping the failure that opened it (such as a
+// refused connection), so that the log says what happened.
+func (b *Breaker) openError() error {
+	if err := b.openErr.Load(); err != nil {
+		return *err
+	}
+	return ErrBreakerOpen
 }
 
 // release ends a probe that neither succeeded nor failed, such as one whose
@@ -174,8 +193,11 @@ func (b *Breaker) setLocked(s BreakerState) {
 // [DefaultBreakerCoolDown]); nil turns it off. Changes of state are logged
 // once each by the breaker, with log/slog, and told to [Observer].BreakerChange.
 func WithBreaker(b *Breaker) Option {
-	return func(l *Limiter) error {
-		l.breaker, l.breakerSet = b, true
+	return func(c *config) error {
+		if b != nil && b.err != nil {
+			return b.err
+		}
+		c.breaker = b
 		return nil
 	}
 }

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -104,14 +105,16 @@ func ClientIPHeader(name string) IPOption {
 	}
 }
 
-// IPv6Prefix groups IPv6 clients by their first bits bits (0 to 128; the
-// default is 64, the usual size of one subscriber's network, since one
-// client can use any of its 2^64 addresses).
-func IPv6Prefix(bits int) IPOption { return func(c *ipConfig) { c.v6Bits = bits } }
+// GroupIPv6ByPrefix groups IPv6 clients by the network of their first bits
+// bits, one budget per /bits (0 to 128; the default is 64, the usual size
+// of one subscriber's network, since one client can use any of its 2^64
+// addresses).
+func GroupIPv6ByPrefix(bits int) IPOption { return func(c *ipConfig) { c.v6Bits = bits } }
 
-// IPv4Prefix groups IPv4 clients by their first bits bits (0 to 32; the
-// default is 32, one key per address).
-func IPv4Prefix(bits int) IPOption { return func(c *ipConfig) { c.v4Bits = bits } }
+// GroupIPv4ByPrefix groups IPv4 clients by the network of their first bits
+// bits, one budget per /bits (0 to 32; the default is 32, one budget per
+// address).
+func GroupIPv4ByPrefix(bits int) IPOption { return func(c *ipConfig) { c.v4Bits = bits } }
 
 // KeyByIP keys requests by client address: "ip:203.0.113.7", or for IPv6
 // the /64 network, "ip:2001:db8:1:2::/64". IPv4-mapped IPv6 addresses and
@@ -126,18 +129,19 @@ func IPv4Prefix(bits int) IPOption { return func(c *ipConfig) { c.v4Bits = bits 
 // (https://adam-p.ca/blog/2022/03/x-forwarded-for/). An address it cannot
 // know falls into the one shared budget [UnknownAddrKey]. It never fails.
 //
-// KeyByIP panics on a prefix length out of range, an invalid trusted
-// prefix or an empty header name, at start-up, never during a request.
+// A prefix length out of range, an invalid trusted prefix or an empty
+// header name is bad configuration: [New] (through [WithKeyFunc] or
+// [Policy].Key) reports it, and the KeyFunc fails every request with it.
 func KeyByIP(opts ...IPOption) KeyFunc {
 	c := ipConfig{header: "X-Forwarded-For", kind: listHeader, v4Bits: 32, v6Bits: 64}
 	for _, o := range opts {
 		o(&c)
 	}
 	if c.v4Bits < 0 || c.v4Bits > 32 || c.v6Bits < 0 || c.v6Bits > 128 {
-		panic(fmt.Sprintf("ratelimit: KeyByIP: prefix lengths /%d (IPv4) and /%d (IPv6) out of range", c.v4Bits, c.v6Bits))
+		return badKeyFunc(fmt.Errorf("ratelimit: KeyByIP: prefix lengths /%d (IPv4) and /%d (IPv6) out of range", c.v4Bits, c.v6Bits))
 	}
 	if c.header == "" || slices.ContainsFunc(c.trusted, func(p netip.Prefix) bool { return !p.IsValid() }) {
-		panic(`ratelimit: KeyByIP: an invalid trusted prefix or ClientIPHeader("")`)
+		return badKeyFunc(errors.New(`ratelimit: KeyByIP: an invalid trusted prefix or ClientIPHeader("")`))
 	}
 	return func(r *http.Request) (string, error) {
 		addr, ok := c.clientAddr(r)

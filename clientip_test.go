@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -276,24 +277,43 @@ func TestKeyByIPLongChains(t *testing.T) {
 	}
 }
 
-func TestKeyByIPPanicsOnBadOptions(t *testing.T) {
+// TestKeyByIPReportsBadOptionsAtNew: bad options are an error of New,
+// through WithKeyFunc or a policy's Key, never a panic; composed where New
+// cannot see them, the KeyFunc fails every request (answered 500).
+func TestKeyByIPReportsBadOptionsAtNew(t *testing.T) {
 	tests := []struct {
 		name string
 		opts []ratelimit.IPOption
 	}{
-		{"an IPv4 prefix longer than 32 bits", []ratelimit.IPOption{ratelimit.IPv4Prefix(33)}},
-		{"a negative IPv6 prefix", []ratelimit.IPOption{ratelimit.IPv6Prefix(-1)}},
+		{"an IPv4 prefix longer than 32 bits", []ratelimit.IPOption{ratelimit.GroupIPv4ByPrefix(33)}},
+		{"a negative IPv6 prefix", []ratelimit.IPOption{ratelimit.GroupIPv6ByPrefix(-1)}},
 		{"an invalid trusted prefix", []ratelimit.IPOption{ratelimit.TrustProxies(netip.Prefix{})}},
 		{"an empty header name", []ratelimit.IPOption{ratelimit.ClientIPHeader("")}},
 	}
+	store := memory.New()
+	defer store.Close()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			defer func() {
-				if recover() == nil {
-					t.Fatal("KeyByIP did not panic")
-				}
-			}()
-			ratelimit.KeyByIP(tt.opts...)
+			key := ratelimit.KeyByIP(tt.opts...)
+			if _, err := ratelimit.New(store, ratelimit.PerMinute(1), ratelimit.WithKeyFunc(key)); !errors.Is(err, ratelimit.ErrBadConfig) {
+				t.Errorf("New with WithKeyFunc: %v, want an ErrBadConfig", err)
+			}
+			if _, err := ratelimit.New(store, ratelimit.PerMinute(1), ratelimit.WithPolicy(ratelimit.Policy{Name: "p", Limit: ratelimit.PerMinute(1), Key: key})); !errors.Is(err, ratelimit.ErrBadConfig) {
+				t.Errorf("New with a policy's Key: %v, want an ErrBadConfig", err)
+			}
+			if _, err := key(ipRequest("192.0.2.1:1")); !errors.Is(err, ratelimit.ErrBadConfig) {
+				t.Errorf("the KeyFunc's error %v, want an ErrBadConfig", err)
+			}
+			var told error
+			l, err := ratelimit.New(store, ratelimit.PerMinute(1), ratelimit.WithKeyFunc(ratelimit.Compose(ratelimit.KeyByRoute(), key)),
+				ratelimit.WithErrorHandler(func(_ *http.Request, err error) { told = err }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := httptest.NewRecorder()
+			if l.Admit(w, ipRequest("192.0.2.1:1")) || w.Code != http.StatusInternalServerError || !errors.Is(told, ratelimit.ErrBadConfig) {
+				t.Errorf("a composed bad KeyFunc: status %d, error handler told %v; want 500 and an ErrBadConfig", w.Code, told)
+			}
 		})
 	}
 }

@@ -3,7 +3,6 @@ package ratelimit
 import (
 	"fmt"
 	"hash/maphash"
-	"math"
 	"sync"
 	"time"
 )
@@ -23,12 +22,17 @@ const DefaultDenyCacheKeys = 65_536
 // expired ones are dropped, then arbitrary ones (which only costs a store
 // call). The default is [DefaultDenyCacheKeys] for a store that is not
 // [Local]; 0 turns the cache off, and a negative maxKeys is an error.
+//
+// With several policies ([WithPolicy]) every policy's denials are kept,
+// and a request the cache denies gets the longest wait of the policies it
+// denies, as from the store. A request invalid on its own (a cost above a
+// capacity) is answered 500 before the cache is asked, as without it.
 func WithDenyCache(maxKeys int) Option {
-	return func(l *Limiter) error {
+	return func(c *config) error {
 		if maxKeys < 0 {
 			return fmt.Errorf("ratelimit: WithDenyCache(%d): negative", maxKeys)
 		}
-		l.denyKeys, l.denyKeysSet = maxKeys, true
+		c.denyKeys = maxKeys
 		return nil
 	}
 }
@@ -84,7 +88,7 @@ func (c *denyCache) get(key string, limit Limit, n int, now time.Time) (Result, 
 	case n == d.n, limit.Algorithm == FixedWindow: // the wait for the window's end
 	case limit.Algorithm == TokenBucket:
 		// n − d.n more tokens, at the bucket's rate.
-		retry += time.Duration(math.Ceil(float64(n-d.n) / limit.PerSecondRate() * float64(time.Second)))
+		retry += limit.refillTime(n-d.n, roundUp)
 	default:
 		// A sliding window's wait for more depends on its history: ask.
 		return Result{}, false
@@ -151,7 +155,7 @@ func untilOneToken(res Result) (time.Duration, bool) {
 	var wait time.Duration
 	switch l.Algorithm {
 	case TokenBucket:
-		rest := time.Duration(float64(l.Capacity()-1) / l.PerSecondRate() * float64(time.Second))
+		rest := l.refillTime(l.Capacity()-1, roundDown)
 		wait = res.ResetAfter - rest
 	case FixedWindow:
 		wait = res.ResetAfter

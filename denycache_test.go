@@ -6,24 +6,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
-
-// countingStore counts the calls that reach its store.
-type countingStore struct {
-	ratelimit.Store
-	calls atomic.Int64
-}
-
-func (c *countingStore) AllowN(ctx context.Context, key string, l ratelimit.Limit, n int) (ratelimit.Result, error) {
-	c.calls.Add(1)
-	return c.Store.AllowN(ctx, key, l, n)
-}
 
 // TestDenyCacheIsExact drives one limiter with a deny cache and one store
 // without on the same random timeline (the oracle): every decision must be
@@ -38,49 +27,49 @@ func TestDenyCacheIsExact(t *testing.T) {
 	}
 	for _, limit := range limits {
 		t.Run(limit.String(), func(t *testing.T) {
-			clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-			oracle := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
-			cached := &countingStore{Store: memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))}
-			l, err := ratelimit.New(cached, limit, ratelimit.WithDenyCache(100), ratelimit.WithClock(clock.Now),
-				ratelimit.WithCost(func(r *http.Request) int { n, _ := strconv.Atoi(r.Header.Get("Cost")); return n }))
-			if err != nil {
-				t.Fatal(err)
-			}
-			rng := rand.New(rand.NewPCG(1, uint64(limit.Rate)))
-			step := limit.Period / time.Duration(limit.Rate) / 4
-			const requests = 2000
-			for i := range requests {
-				clock.Add(time.Duration(rng.Int64N(int64(step))))
-				n := 1 + rng.IntN(min(3, limit.Capacity()))
-				r := httptest.NewRequest(http.MethodGet, "/", nil)
-				r.RemoteAddr = "192.0.2.1:1"
-				r.Header.Set("Cost", strconv.Itoa(n))
-				got, err := l.Check(r)
+			synctest.Test(t, func(t *testing.T) {
+				oracle := memory.New(memory.WithSweepInterval(0))
+				cached := &countingStore{Store: memory.New(memory.WithSweepInterval(0))}
+				l, err := ratelimit.New(cached, limit, ratelimit.WithDenyCache(100))
 				if err != nil {
 					t.Fatal(err)
 				}
-				want, _ := oracle.AllowN(context.Background(), "k", limit, n)
-				if got.Allowed != want.Allowed || got.Allowed && got.Remaining != want.Remaining {
-					t.Fatalf("request %d (cost %d): %+v, the oracle says %+v", i, n, got, want)
+				rng := rand.New(rand.NewPCG(1, uint64(limit.Rate)))
+				step := limit.Period / time.Duration(limit.Rate) / 4
+				const requests = 2000
+				for i := range requests {
+					time.Sleep(time.Duration(rng.Int64N(int64(step))))
+					n := 1 + rng.IntN(min(3, limit.Capacity()))
+					got, err := l.AllowN(context.Background(), "ip:192.0.2.1", n)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, _ := oracle.AllowN(context.Background(), "k", limit, n)
+					if got.Allowed != want.Allowed || got.Allowed && got.Remaining != want.Remaining {
+						t.Fatalf("request %d (cost %d): %+v, the oracle says %+v", i, n, got, want)
+					}
+					// A remembered wait may start up to 2 µs early (it is rounded
+					// down so as never to outlast the true one), never late.
+					if !got.Allowed && (got.RetryAfter-want.RetryAfter > time.Microsecond || want.RetryAfter-got.RetryAfter > 2*time.Microsecond) {
+						t.Fatalf("request %d (cost %d): RetryAfter %v, the oracle says %v", i, n, got.RetryAfter, want.RetryAfter)
+					}
 				}
-				// A remembered wait may start up to 2 µs early (it is rounded
-				// down so as never to outlast the true one), never late.
-				if !got.Allowed && (got.RetryAfter-want.RetryAfter > time.Microsecond || want.RetryAfter-got.RetryAfter > 2*time.Microsecond) {
-					t.Fatalf("request %d (cost %d): RetryAfter %v, the oracle says %v", i, n, got.RetryAfter, want.RetryAfter)
+				if calls := cached.calls.Load(); calls > requests*3/4 {
+					t.Errorf("%d of %d requests reached the store; the deny cache should answer most denials", calls, requests)
 				}
-			}
-			if calls := cached.calls.Load(); calls > requests*3/4 {
-				t.Errorf("%d of %d requests reached the store; the deny cache should answer most denials", calls, requests)
-			}
-			t.Logf("%d of %d requests reached the store", cached.calls.Load(), requests)
+				t.Logf("%d of %d requests reached the store", cached.calls.Load(), requests)
+			})
 		})
 	}
 }
 
 func TestDenyCacheCostsTheStoreOneCallPerRetryAfter(t *testing.T) {
-	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	store := &countingStore{Store: memory.New(memory.WithClock(clock.Now))}
-	l, err := ratelimit.New(store, ratelimit.PerMinute(10), ratelimit.WithDenyCache(100), ratelimit.WithClock(clock.Now))
+	synctest.Test(t, testDenyCacheCostsTheStoreOneCallPerRetryAfter)
+}
+
+func testDenyCacheCostsTheStoreOneCallPerRetryAfter(t *testing.T) {
+	store := &countingStore{Store: memory.New(memory.WithSweepInterval(0))}
+	l, err := ratelimit.New(store, ratelimit.PerMinute(10), ratelimit.WithDenyCache(100))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +78,7 @@ func TestDenyCacheCostsTheStoreOneCallPerRetryAfter(t *testing.T) {
 	// 2,000 requests a second for 30 s under 10 per minute.
 	const requests = 60_000
 	for range requests {
-		clock.Add(500 * time.Microsecond)
+		time.Sleep(500 * time.Microsecond)
 		w := httptest.NewRecorder()
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.RemoteAddr = "192.0.2.1:1"
@@ -113,19 +102,70 @@ func TestDenyCacheCostsTheStoreOneCallPerRetryAfter(t *testing.T) {
 }
 
 func TestDenyCacheIsBounded(t *testing.T) {
-	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	store := memory.New(memory.WithClock(clock.Now))
-	l, err := ratelimit.New(store, ratelimit.PerHour(1), ratelimit.WithDenyCache(256), ratelimit.WithClock(clock.Now),
-		ratelimit.WithKeyFunc(ratelimit.KeyByHeader("K")))
+	store := memory.New()
+	defer store.Close()
+	l, err := ratelimit.New(store, ratelimit.PerHour(1), ratelimit.WithDenyCache(256))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 20_000 {
-		r := httptest.NewRequest(http.MethodGet, "/", nil)
-		r.Header.Set("K", strconv.Itoa(i/2)) // each key: one pass, one denial
-		l.Check(r)
+		l.Allow(context.Background(), strconv.Itoa(i/2)) // each key: one pass, one denial
 	}
 	if n := ratelimit.DenyCacheLen(l); n > 256 {
 		t.Errorf("the deny cache holds %d keys, bound 256", n)
+	}
+}
+
+// TestDenyCacheAnswersAnInvalidRequestAsTheStoreDoes: a request whose cost
+// exceeds the capacity gets 500 whether or not the deny cache holds its
+// key, never a 429 from the cache.
+func TestDenyCacheAnswersAnInvalidRequestAsTheStoreDoes(t *testing.T) {
+	for _, keys := range []int{0, 100} {
+		t.Run("deny cache of "+strconv.Itoa(keys), func(t *testing.T) {
+			mem := memory.New()
+			defer mem.Close()
+			l, err := ratelimit.New(&remoteStore{Store: mem}, ratelimit.PerMinute(1), ratelimit.WithDenyCache(keys),
+				ratelimit.WithCost(func(r *http.Request) int { n, _ := strconv.Atoi(r.Header.Get("Cost")); return n }),
+				ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var codes []int
+			for _, cost := range []string{"1", "2", "1"} {
+				w := httptest.NewRecorder()
+				r := httptest.NewRequest(http.MethodGet, "/", nil)
+				r.Header.Set("Cost", cost)
+				l.Admit(w, r)
+				codes = append(codes, w.Code)
+			}
+			if want := []int{200, 500, 429}; !equalInts(codes, want) {
+				t.Errorf("costs 1, 2, 1 under 1 per minute: %v, want %v", codes, want)
+			}
+		})
+	}
+}
+
+// TestDenyCacheRetryAfterIsTheLongestWait: under 1 per minute and 1 per
+// hour, the second request waits an hour, with the deny cache or without.
+func TestDenyCacheRetryAfterIsTheLongestWait(t *testing.T) {
+	for _, keys := range []int{0, 100} {
+		t.Run("deny cache of "+strconv.Itoa(keys), func(t *testing.T) {
+			mem := memory.New()
+			defer mem.Close()
+			l, err := ratelimit.New(&remoteStore{Store: mem}, ratelimit.PerMinute(1), ratelimit.WithDenyCache(keys),
+				ratelimit.WithPolicy(ratelimit.Policy{Name: "hourly", Limit: ratelimit.PerHour(1)}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var retry []string
+			for range 3 {
+				w := httptest.NewRecorder()
+				l.Admit(w, httptest.NewRequest(http.MethodGet, "/", nil))
+				retry = append(retry, w.Header().Get("Retry-After"))
+			}
+			if retry[0] != "" || retry[1] != "3600" || retry[2] != "3600" {
+				t.Errorf("Retry-After of three requests: %q, want none, then 3600 twice", retry)
+			}
+		})
 	}
 }

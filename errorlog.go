@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -36,15 +37,38 @@ func (t *throttledLog) allow(now time.Time) (bool, int) {
 
 // logError is the default error handler: it logs the limiter's failed
 // decisions at level Error, at most once a second, with the count of those
-// it left out.
-func (l *Limiter) logError(_ http.ResponseWriter, r *http.Request, err error) {
+// it left out; a misconfigured store's apart, at most once a second too.
+func (l *Limiter) logError(r *http.Request, err error) {
+	if errors.Is(err, ErrMisconfiguredStore) {
+		l.logMisconfigured(r, err)
+		return
+	}
 	ok, suppressed := l.errLog.allow(l.now())
 	if !ok {
 		return
 	}
-	slog.ErrorContext(context.WithoutCancel(r.Context()), "ratelimit: request not decided by the store",
-		"limiter", l.policy, "err", err, "policy", l.failurePolicy(),
-		"suppressed", suppressed, "method", r.Method, "path", r.URL.Path)
+	ctx, args := requestArgs(r, "limiter", l.name, "err", err, "policy", l.failurePolicy(), "suppressed", suppressed)
+	slog.ErrorContext(ctx, "ratelimit: request not decided by the store", args...)
+}
+
+// requestArgs returns the context to log r with, and args with r's method
+// and path; r is nil for a decision of Limiter.AllowN.
+func requestArgs(r *http.Request, args ...any) (context.Context, []any) {
+	if r == nil {
+		return context.Background(), args
+	}
+	return context.WithoutCancel(r.Context()), append(args, "method", r.Method, "path", r.URL.Path)
+}
+
+// logMisconfigured logs a store error that no retry cures, apart from the
+// passing failures so that they never hide it, at most once a second.
+func (l *Limiter) logMisconfigured(r *http.Request, err error) {
+	ok, suppressed := l.misconfigLog.allow(l.now())
+	if !ok {
+		return
+	}
+	ctx, args := requestArgs(r, "limiter", l.name, "err", err, "policy", l.failurePolicy(), "suppressed", suppressed)
+	slog.ErrorContext(ctx, "ratelimit: the store is misconfigured: every decision fails until its configuration is fixed", args...)
 }
 
 // logWouldDeny logs a request that dry run let through over its limit, at
@@ -54,9 +78,8 @@ func (l *Limiter) logWouldDeny(r *http.Request, res Result) {
 	if !ok {
 		return
 	}
-	slog.InfoContext(context.WithoutCancel(r.Context()), "ratelimit: dry run: would deny",
-		"limiter", l.policy, "limit", res.Limit.String(), "retry_after", res.RetryAfter,
-		"suppressed", suppressed, "method", r.Method, "path", r.URL.Path)
+	ctx, args := requestArgs(r, "limiter", l.name, "limit", res.Limit.String(), "retry_after", res.RetryAfter, "suppressed", suppressed)
+	slog.InfoContext(ctx, "ratelimit: dry run: would deny", args...)
 }
 
 // failurePolicy names what answers a request the store did not decide.

@@ -10,16 +10,8 @@ import (
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
-// hangingStore never answers, like a Redis stopped with SIGSTOP.
-type hangingStore struct{}
-
-func (hangingStore) AllowN(ctx context.Context, _ string, _ ratelimit.Limit, _ int) (ratelimit.Result, error) {
-	<-ctx.Done()
-	return ratelimit.Result{}, ctx.Err()
-}
-
 func ExampleWithTimeout() {
-	quiet := ratelimit.WithErrorHandler(func(http.ResponseWriter, *http.Request, error) {})
+	quiet := ratelimit.WithErrorHandler(func(*http.Request, error) {})
 	h := ratelimit.Middleware(hangingStore{}, ratelimit.PerMinute(100), quiet,
 		ratelimit.WithTimeout(20*time.Millisecond), ratelimit.WithFailClosed())(hello)
 	start := time.Now()
@@ -35,7 +27,7 @@ func ExampleWithFallback() {
 	// enforces a quarter of the limit on its own.
 	local := memory.New()
 	defer local.Close()
-	quiet := ratelimit.WithErrorHandler(func(http.ResponseWriter, *http.Request, error) {})
+	quiet := ratelimit.WithErrorHandler(func(*http.Request, error) {})
 	h := ratelimit.Middleware(downStore{}, ratelimit.PerMinute(12), quiet, ratelimit.WithFallback(local, 4))(hello)
 	serveTimes(h, 4, "/")
 	// Output:
@@ -46,7 +38,7 @@ func ExampleNewBreaker() {
 	// One breaker for every limiter on the same Redis: after 3 failures in a
 	// row they all stop calling it for 2 s, then one request probes it.
 	breaker := ratelimit.NewBreaker(3, 2*time.Second)
-	quiet := ratelimit.WithErrorHandler(func(http.ResponseWriter, *http.Request, error) {})
+	quiet := ratelimit.WithErrorHandler(func(*http.Request, error) {})
 	home := ratelimit.Middleware(downStore{}, ratelimit.PerMinute(10), ratelimit.WithName("home"), quiet, ratelimit.WithBreaker(breaker))(hello)
 	api := ratelimit.Middleware(downStore{}, ratelimit.PerMinute(60), ratelimit.WithName("api"), quiet, ratelimit.WithBreaker(breaker))(hello)
 	serveTimes(home, 2, "/")
@@ -98,15 +90,21 @@ func ExampleWithDryRun() {
 	// 2 would have been denied
 }
 
-func ExampleWithClock() {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	store := memory.New(memory.WithClock(clock), memory.WithSweepInterval(0))
-	h := ratelimit.Middleware(store, ratelimit.PerMinute(1), ratelimit.WithClock(clock), ratelimit.WithDenyCache(100))(hello)
-	serveTimes(h, 2, "/")
-	now = now.Add(time.Minute)
-	serveTimes(h, 1, "/")
+func ExampleLimiter_AllowN() {
+	// Outside HTTP (a job queue, an RPC), decide on a key of your own: the
+	// same policies, deny cache, time budget, breaker and failure policy.
+	store := memory.New()
+	defer store.Close()
+	exports, err := ratelimit.New(store, ratelimit.PerMinute(10), ratelimit.WithName("exports"))
+	if err != nil {
+		panic(err)
+	}
+	for _, cost := range []int{4, 4, 4} {
+		res, err := exports.AllowN(context.Background(), "user:42", cost)
+		fmt.Println(res.Allowed, res.Remaining, err)
+	}
 	// Output:
-	// 200 429
-	// 200
+	// true 6 <nil>
+	// true 2 <nil>
+	// false 2 <nil>
 }

@@ -12,23 +12,6 @@ import (
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
-// serveTimes sends n GET requests for path to h and prints each status.
-func serveTimes(h http.Handler, n int, path string, header ...string) {
-	codes := make([]string, n)
-	for i := range codes {
-		r := httptest.NewRequest("GET", path, nil)
-		for j := 0; j+1 < len(header); j += 2 {
-			r.Header.Set(header[j], header[j+1])
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		codes[i] = fmt.Sprint(w.Code)
-	}
-	fmt.Println(strings.Join(codes, " "))
-}
-
-var hello = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello") })
-
 func ExampleLimit_Capacity() {
 	fmt.Println(ratelimit.PerSecond(10).Capacity())
 	fmt.Println(ratelimit.PerSecond(10).WithBurst(25).Capacity())
@@ -125,10 +108,10 @@ func ExampleWithSkip() {
 	// 200 429
 }
 
-func ExampleWithProblemJSON() {
+func ExampleProblemJSON() {
 	store := memory.New()
 	defer store.Close()
-	h := ratelimit.Middleware(store, ratelimit.PerHour(1), ratelimit.WithProblemJSON(), ratelimit.WithName("search"))(hello)
+	h := ratelimit.Middleware(store, ratelimit.PerHour(1), ratelimit.WithDenyHandler(ratelimit.ProblemJSON()), ratelimit.WithName("search"))(hello)
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
@@ -139,14 +122,8 @@ func ExampleWithProblemJSON() {
 	// {"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Request cannot be satisfied as assigned quota has been exceeded","status":429,"violated-policies":["search"]}
 }
 
-type downStore struct{}
-
-func (downStore) AllowN(context.Context, string, ratelimit.Limit, int) (ratelimit.Result, error) {
-	return ratelimit.Result{}, errors.New("connection refused")
-}
-
 func ExampleWithFailClosed() {
-	logErr := ratelimit.WithErrorHandler(func(_ http.ResponseWriter, _ *http.Request, err error) { fmt.Println("store:", err) })
+	logErr := ratelimit.WithErrorHandler(func(_ *http.Request, err error) { fmt.Println("store:", err) })
 	open := ratelimit.Middleware(downStore{}, ratelimit.PerHour(1), logErr)(hello)
 	closed := ratelimit.Middleware(downStore{}, ratelimit.PerHour(1), logErr, ratelimit.WithFailClosed())(hello)
 	serveTimes(open, 1, "/")
@@ -179,9 +156,9 @@ func ExampleWithHeaders() {
 	h := ratelimit.Middleware(store, ratelimit.PerMinute(100), ratelimit.WithHeaders(ratelimit.HeadersIETF), ratelimit.WithName("api"))(hello)
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
-	fmt.Println(w.Header().Get(ratelimit.HeaderPolicy))
-	fmt.Println(w.Header().Get(ratelimit.HeaderRateLimit))
-	fmt.Println(w.Header().Get(ratelimit.HeaderLimit) == "")
+	fmt.Println(w.Header().Get("RateLimit-Policy"))
+	fmt.Println(w.Header().Get("RateLimit"))
+	fmt.Println(w.Header().Get("X-RateLimit-Limit") == "")
 	// Output:
 	// "api";q=100;w=60
 	// "api";r=99;t=1

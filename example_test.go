@@ -57,14 +57,14 @@ func ExampleNew() {
 	// "api";r=999;t=4
 }
 
-// Check decides without writing anything, for code that answers itself.
-func ExampleLimiter_Check() {
+// Allow decides on a key without writing anything, for code that answers
+// itself.
+func ExampleLimiter_Allow() {
 	store := memory.New()
 	defer store.Close()
 	limiter, _ := ratelimit.New(store, ratelimit.PerSecond(10).WithBurst(1))
-	r := httptest.NewRequest("GET", "/", nil)
 	for range 2 {
-		res, err := limiter.Check(r)
+		res, err := limiter.Allow(context.Background(), "ip:192.0.2.1")
 		fmt.Println(res.Allowed, res.RetryAfter.Round(10*time.Millisecond), err)
 	}
 	// Output:
@@ -129,4 +129,66 @@ func ExampleStore() {
 	// n=3 allowed=true remaining=2
 	// n=3 allowed=false remaining=2
 	// n=0 allowed=true remaining=2
+}
+
+// Policies lists what a limiter enforces, its own limit first.
+func ExampleLimiter_Policies() {
+	store := memory.New()
+	defer store.Close()
+	l, _ := ratelimit.New(store, ratelimit.PerSecond(10), ratelimit.WithName("api"),
+		ratelimit.WithPolicy(ratelimit.Policy{Name: "hourly", Limit: ratelimit.PerHour(1000)}))
+	for _, p := range l.Policies() {
+		fmt.Println(p.Name, p.Limit)
+	}
+	// Output:
+	// api 10 per 1s
+	// hourly 1000 per 1h
+}
+
+// WriteHeaders gives code that answers itself the limiter's headers for a
+// decision of AllowN.
+func ExampleLimiter_WriteHeaders() {
+	store := memory.New()
+	defer store.Close()
+	l, _ := ratelimit.New(store, ratelimit.PerMinute(1))
+	for range 2 {
+		res, _ := l.Allow(context.Background(), "job:42")
+		h := http.Header{}
+		l.WriteHeaders(h, res)
+		fmt.Printf("%v remaining=%s retry-after=%q\n", res.Allowed, h.Get("X-RateLimit-Remaining"), h.Get("Retry-After"))
+	}
+	// Output:
+	// true remaining=0 retry-after=""
+	// false remaining=0 retry-after="60"
+}
+
+// A framework adapter keys requests on what its own context knows.
+func ExampleLimiter_AdmitWithKeyFunc() {
+	store := memory.New()
+	defer store.Close()
+	l, _ := ratelimit.New(store, ratelimit.PerHour(1))
+	tenant := func(r *http.Request) (string, error) { return "tenant:" + r.URL.Query().Get("t"), nil }
+	for _, t := range []string{"a", "a", "b"} {
+		w := httptest.NewRecorder()
+		fmt.Println(t, l.AdmitWithKeyFunc(w, httptest.NewRequest("GET", "/?t="+t, nil), tenant))
+	}
+	// Output:
+	// a true
+	// a false
+	// b true
+}
+
+// Clients of one /48 share a budget, and IPv4 ones of one /24.
+func ExampleGroupIPv6ByPrefix() {
+	key := ratelimit.KeyByIP(ratelimit.GroupIPv6ByPrefix(48), ratelimit.GroupIPv4ByPrefix(24))
+	for _, remote := range []string{"[2001:db8:1:2::9]:1", "[2001:db8:1:ffff::1]:1", "203.0.113.7:1"} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = remote
+		k, _ := key(r)
+		fmt.Println(k)
+	}
+	// Output:
+	// ip:2001:db8:1::/48
+	// ip:2001:db8:1::/48
+	// ip:203.0.113.0/24
 }

@@ -1,49 +1,145 @@
 package ratelimit
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
-// WithFallback decides on store, a local one such as memory.New(), while
+// WithFallback decides on store, a [Local] one such as memory.New(), while
 // the limiter's own store fails or its [Breaker] is open, so that an outage
-// neither lets every request through nor refuses everyone. With instances
-// app servers sharing the main store, each enforces its share of the
-// limit, Envoy's local_cluster_rate_limit idea: Rate and Burst divided by
-// instances, rounded up, so that the fleet as a whole stays near the limit
-// (a request whose cost exceeds the share gets a share of its cost). The
-// failure is still told to the error handler. Without a fallback the
-// limiter fails open, or closed with [WithFailClosed].
+// neither lets every request through nor refuses everyone. It must be
+// Local: it answers when the main store did not, with no time budget of
+// its own.
+//
+// With instances app servers sharing the main store, each enforces its
+// share of every policy, Envoy's local_cluster_rate_limit idea, rounded
+// down so that the fleet's total during an outage stays within the limit
+// whatever the requests cost: a token bucket keeps its rate exactly
+// (Rate per instances·Period) and holds ⌊capacity / instances⌋ tokens; a
+// window admits ⌊Rate / instances⌋ per Period. Where that is less than
+// one, each app server holds one token, refilled once per instances/Rate
+// periods: the fleet's rate stays within the limit, and at most instances
+// requests pass at once. A request that costs more than the share holds is
+// denied while the outage lasts, with a Retry-After of the time the whole
+// limit takes to refill its cost.
+//
+// What the fallback admits is owed to the main store, up to the share's
+// capacity per key and app server, and charged once the store answers
+// again: the next requests take their tokens and the debt in one call, as
+// far as their budget holds, and are denied if the store cannot pay both.
+// While the store flaps (it answered within the time the limit takes to
+// fill), an app server whose share is spent on unpaid tokens denies. A key
+// whose store flaps so gets at most the limit's budget and one capacity in
+// all from the shares, never the store's budget and the fallbacks' in
+// turn; in a longer outage each share decides alone, and the store is then
+// charged at most one capacity in all. The failure is still told to the
+// error handler. Without a fallback the limiter fails open, or closed with
+// [WithFailClosed].
 func WithFallback(store Store, instances int) Option {
-	return func(l *Limiter) error {
+	return func(c *config) error {
 		if store == nil {
 			return errors.New("ratelimit: WithFallback(nil, ...)")
+		}
+		if !isLocal(store) {
+			return errors.New("ratelimit: WithFallback: the fallback store must be Local (in-process), such as memory.New()")
 		}
 		if instances < 1 {
 			return fmt.Errorf("ratelimit: WithFallback: %d instances, want at least 1", instances)
 		}
-		l.fallback, l.instances = store, instances
+		c.fallback, c.instances = store, instances
 		return nil
 	}
 }
 
-// share is limit divided between instances app servers, rounded up, with
-// room for a request of cost n.
-func share(limit Limit, instances, n int) Limit {
+// fallBack answers the takes of p, which the store did not decide because
+// of err: by the fallback store if there is one, else with err for the
+// failure policy.
+func (l *Limiter) fallBack(ctx context.Context, p *pass, err error, latency time.Duration) outcome {
+	if l.fallback == nil {
+		return outcome{end: undecided, err: err, source: FromFailurePolicy, latency: latency}
+	}
+	for i, t := range p.takes {
+		p.shared[i] = Take{Key: t.Key, Limit: share(t.Limit, l.instances), N: p.n}
+	}
+	var ferr error
+	if i, ok := l.beyondShare(p.shared); ok {
+		// No share holds the cost, or while the store flaps this server's
+		// share is spent on tokens the store is not yet charged for: deny,
+		// and say when the whole limit would have refilled the cost.
+		for j, t := range p.takes {
+			p.results[j] = Result{Allowed: true, Limit: t.Limit}
+		}
+		t := p.takes[i]
+		p.results[i] = Result{Limit: t.Limit, RetryAfter: max(t.Limit.refillTime(p.n, roundUp), time.Second)}
+	} else if len(p.shared) == 1 {
+		t := p.shared[0]
+		p.results[0], ferr = l.fallback.AllowN(ctx, t.Key, t.Limit, t.N)
+	} else {
+		ferr = AllowAll(ctx, l.fallback, p.shared, p.results)
+	}
+	if ferr != nil {
+		return outcome{end: undecided, err: errors.Join(err, ferr), source: FromFailurePolicy, latency: latency}
+	}
+	for i := range p.results {
+		p.results[i].Limit = p.takes[i].Limit // the headers describe the policy, not the share
+	}
+	o := l.summarize(p, outcome{source: FromFallback, err: err, latency: latency})
+	if l.debts != nil && o.res.Allowed {
+		for _, t := range p.shared {
+			l.debts.add(t.Key, p.n, t.Limit.Capacity()) // the store is charged once it answers
+		}
+	}
+	return o
+}
+
+// beyondShare returns the first of the shared takes that its share cannot
+// hold: a cost above the share's capacity, or, while the store answered
+// within the time the limit takes to fill (it flaps), above what the key's
+// unpaid debt (debt.go) leaves of the share, so that the fleet's unpaid
+// admissions stay within one capacity in all. After a longer outage the
+// store's budget has refilled whatever was taken, and the share alone
+// decides.
+func (l *Limiter) beyondShare(shared []Take) (int, bool) {
+	var flapping bool
+	if l.debts != nil {
+		last := l.lastAnswer.Load()
+		flapping = last != 0 && l.now().UnixNano()-last < int64(shared[0].Limit.fillTime())
+	}
+	for i, t := range shared {
+		owed := 0
+		if flapping {
+			owed = l.debts.owed(t.Key)
+		}
+		if t.N+owed > t.Limit.Capacity() {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// share is limit divided between instances app servers, rounded down (see
+// WithFallback): the fleet's total never exceeds the limit's rate.
+func share(limit Limit, instances int) Limit {
 	if instances <= 1 {
 		return limit
 	}
-	limit.Rate = max(ceilDiv(limit.Rate, instances), 1)
-	if limit.Burst > 0 {
-		limit.Burst = max(ceilDiv(limit.Burst, instances), 1)
+	if limit.Algorithm == TokenBucket && limit.Period <= MaxPeriod/time.Duration(instances) {
+		limit.Burst = max(limit.Capacity()/instances, 1)
+		limit.Period *= time.Duration(instances) // Rate per instances·Period: exact
+		return limit
 	}
-	if c := limit.Capacity(); n > c {
-		if limit.Algorithm == TokenBucket {
-			limit.Burst = n
-		} else {
-			limit.Rate = n
+	if limit.Rate >= instances {
+		limit.Rate /= instances
+		if limit.Burst > 0 {
+			limit.Burst = max(limit.Burst/instances, 1)
 		}
+		return limit
 	}
+	stretch := time.Duration(ceilDiv(instances, limit.Rate))
+	limit.Rate, limit.Burst = 1, 0
+	limit.Period = min(limit.Period, MaxPeriod/stretch) * stretch
 	return limit
 }
 

@@ -8,14 +8,15 @@ import (
 	"time"
 )
 
-// Header names written by a [Limiter].
+// The header names a Limiter writes, in canonical form (the keys of
+// http.Header, set directly so that a response allocates none).
 const (
-	HeaderLimit      = "X-Ratelimit-Limit"     // the capacity: Burst, or Rate
-	HeaderRemaining  = "X-Ratelimit-Remaining" // requests of cost 1 still allowed now
-	HeaderReset      = "X-Ratelimit-Reset"     // whole seconds until the budget is full, rounded up
-	HeaderRetryAfter = "Retry-After"           // on a 429: whole seconds, rounded up, at least 1
-	HeaderPolicy     = "Ratelimit-Policy"      // IETF draft: "name";q=Rate;w=Period in seconds
-	HeaderRateLimit  = "Ratelimit"             // IETF draft: "name";r=Remaining;t=seconds
+	headerLimit      = "X-Ratelimit-Limit"     // the capacity: Burst, or Rate
+	headerRemaining  = "X-Ratelimit-Remaining" // requests of cost 1 still allowed now
+	headerReset      = "X-Ratelimit-Reset"     // whole seconds until the budget is full, rounded up
+	headerRetryAfter = "Retry-After"           // on a 429: whole seconds, rounded up, at least 1
+	headerPolicy     = "Ratelimit-Policy"      // IETF draft: "name";q=capacity;w=seconds to refill it
+	headerRateLimit  = "Ratelimit"             // IETF draft: "name";r=Remaining;t=seconds
 )
 
 // HeaderStyle chooses the rate-limit headers a [Limiter] writes; set it with
@@ -29,7 +30,10 @@ const (
 	// HeadersIETF writes RateLimit-Policy and RateLimit as in
 	// draft-ietf-httpapi-ratelimit-headers (drafts -08 to -11), as RFC 9651
 	// structured-field lists: `RateLimit-Policy: "name";q=100;w=60` with
-	// q = Rate and w = Period in whole seconds, and `RateLimit: "name";r=42;t=3`
+	// q = the capacity (Burst, or Rate) and w = the whole seconds, rounded
+	// up, in which it refills (a token bucket's capacity·Period/Rate, a
+	// window's Period), so that q per w is honest and r never exceeds q;
+	// and `RateLimit: "name";r=42;t=3`
 	// with r = Remaining and t = whole seconds, rounded up, until more quota
 	// is available (draft -10): the next token of a token bucket, the end of
 	// a window; on a 429 until the request could pass, equal to Retry-After.
@@ -81,7 +85,7 @@ func newHeaderValues(name string, l Limit) headerValues {
 	w := policyWindow(l)
 	// Remaining goes up to the capacity; Reset and Retry-After up to two
 	// periods (the sliding window's) or the bucket's time to fill.
-	most := max(int64(l.Capacity()), 2*w, ceilSeconds(time.Duration(float64(l.Capacity())/l.PerSecondRate()*float64(time.Second))))
+	most := max(int64(l.Capacity()), 2*w, ceilSeconds(l.refillTime(l.Capacity(), roundUp)))
 	numbers := make([][]string, min(most, maxInterned)+1)
 	for i := range numbers {
 		numbers[i] = []string{strconv.Itoa(i)}
@@ -119,20 +123,20 @@ func (v *headerValues) number(i int64) []string {
 func (v *headerValues) writeHeaders(h http.Header, style HeaderStyle, res Result, retry bool) {
 	reset := ceilSeconds(res.ResetAfter)
 	if style == HeadersXRateLimit || style == HeadersBoth {
-		h[HeaderLimit] = v.limit
-		h[HeaderRemaining] = v.number(int64(res.Remaining))
-		h[HeaderReset] = v.number(reset)
+		h[headerLimit] = v.limit
+		h[headerRemaining] = v.number(int64(res.Remaining))
+		h[headerReset] = v.number(reset)
 	}
 	if style == HeadersIETF || style == HeadersBoth {
 		t := ceilSeconds(untilMoreQuota(res))
 		if !res.Allowed {
 			t = retryAfterSeconds(res.RetryAfter)
 		}
-		h[HeaderPolicy] = v.policy
-		h[HeaderRateLimit] = v.rateLimit(int64(res.Remaining), t)
+		h[headerPolicy] = v.policy
+		h[headerRateLimit] = v.rateLimit(int64(res.Remaining), t)
 	}
 	if retry {
-		h[HeaderRetryAfter] = v.number(retryAfterSeconds(res.RetryAfter))
+		h[headerRetryAfter] = v.number(retryAfterSeconds(res.RetryAfter))
 	}
 }
 
@@ -147,7 +151,7 @@ func untilMoreQuota(res Result) time.Duration {
 		return res.ResetAfter
 	}
 	missing := l.Capacity() - res.Remaining - 1 // whole tokens after the next one
-	d := res.ResetAfter - time.Duration(float64(missing)/l.PerSecondRate()*float64(time.Second))
+	d := res.ResetAfter - l.refillTime(missing, roundDown)
 	return max(d, 0)
 }
 
@@ -161,3 +165,28 @@ func ceilSeconds(d time.Duration) int64 {
 
 // retryAfterSeconds is the Retry-After of a 429: rounded up, at least 1.
 func retryAfterSeconds(d time.Duration) int64 { return max(1, ceilSeconds(d)) }
+
+// writeHeaders sets the rate-limit headers of o on h: those of the most
+// constraining policy, with several policies RateLimit-Policy listing them
+// all, and Retry-After if retry.
+func (l *Limiter) writeHeaders(h http.Header, o outcome, retry bool) {
+	l.policies[o.best].values.writeHeaders(h, l.headers, o.res, retry)
+	if l.allNames != nil && (l.headers == HeadersIETF || l.headers == HeadersBoth) {
+		h[headerPolicy] = l.allNames
+	}
+}
+
+// WriteHeaders sets on h the headers the limiter writes for res, a Result
+// of [Limiter.AllowN], for callers that answer themselves (such as Echo's
+// RateLimiter through its bridge): those of its header style ([WithHeaders])
+// for the policy res is of, and Retry-After when res is a denial.
+func (l *Limiter) WriteHeaders(h http.Header, res Result) {
+	o := outcome{res: res}
+	for i := range l.policies {
+		if l.policies[i].limit == res.Limit {
+			o.best = i
+			break
+		}
+	}
+	l.writeHeaders(h, o, !res.Allowed)
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -67,14 +68,16 @@ func KeyByHeader(name string) KeyFunc {
 }
 
 // KeyByContext keys requests by a value that earlier middleware (say,
-// authentication) put in the request's context under key: a string, an
-// integer or a fmt.Stringer, such as a user id, giving "user:" + the value.
-// A request without it gets 401 "missing user".
+// authentication) put in the request's context under key: a string, any
+// integer type, a fmt.Stringer, or a named type of a string or an integer
+// (type UserID int64), such as a user id, giving "user:" + the value. A
+// request without it, or with an empty one, gets 401 "missing user".
 func KeyByContext(key any) KeyFunc {
 	missing := &MissingKeyError{What: "user", Status: http.StatusUnauthorized}
 	return func(r *http.Request) (string, error) {
 		var s string
 		switch v := r.Context().Value(key).(type) {
+		case nil:
 		case string:
 			s = v
 		case int:
@@ -85,12 +88,28 @@ func KeyByContext(key any) KeyFunc {
 			s = strconv.FormatUint(v, 10)
 		case fmt.Stringer:
 			s = v.String()
+		default:
+			s = namedValue(reflect.ValueOf(v))
 		}
 		if s == "" {
 			return "", missing
 		}
 		return "user:" + s, nil
 	}
+}
+
+// namedValue is the text of a value of a string or integer kind, such as
+// a type UserID int64 without a String method; "" for any other kind.
+func namedValue(v reflect.Value) string {
+	switch v.Kind() {
+	case reflect.String:
+		return v.String()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(v.Int(), 10)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return strconv.FormatUint(v.Uint(), 10)
+	}
+	return ""
 }
 
 // UnmatchedRouteKey is the key [KeyByRoute] gives every request that no
@@ -119,9 +138,11 @@ func KeyByRoute() KeyFunc {
 
 // Compose keys requests by all of fns at once, joining their keys with
 // "|": Compose(KeyByRoute(), KeyByIP()) gives each client a budget per
-// route. It fails if any of them fails.
-func Compose(fns ...KeyFunc) KeyFunc {
-	return func(r *http.Request) (string, error) {
+// route. It fails if any of them fails. It composes key functions of any
+// request type alike, such as the adapters' over gin.Context or
+// echo.Context.
+func Compose[F ~func(R) (string, error), R any](fns ...F) F {
+	return func(r R) (string, error) {
 		var b strings.Builder
 		for i, f := range fns {
 			k, err := f(r)

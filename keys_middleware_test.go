@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -146,6 +147,43 @@ func TestKeyByContext(t *testing.T) {
 	}
 }
 
+type (
+	numericID int64
+	userName  string
+	accounts  uint16
+	stringer  struct{ id int }
+)
+
+func (s stringer) String() string { return "s" + strconv.Itoa(s.id) }
+
+// TestKeyByContextKeysNamedTypes: a user id of a named type, with or
+// without a String method, keys its own budget instead of getting a 401.
+func TestKeyByContextKeysNamedTypes(t *testing.T) {
+	key := ratelimit.KeyByContext(userKey{})
+	for _, tt := range []struct {
+		value any
+		want  string
+	}{
+		{"alice", "user:alice"},
+		{42, "user:42"},
+		{int64(-7), "user:-7"},
+		{numericID(42), "user:42"},
+		{userName("bob"), "user:bob"},
+		{accounts(9), "user:9"},
+		{stringer{3}, "user:s3"},
+		{userName(""), ""},
+		{3.5, ""},
+		{nil, ""},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r = r.WithContext(context.WithValue(r.Context(), userKey{}, tt.value))
+		got, err := key(r)
+		if got != tt.want || (tt.want == "") != errors.Is(err, ratelimit.ErrMissingKey) {
+			t.Errorf("%T %v: key %q, %v; want %q", tt.value, tt.value, got, err, tt.want)
+		}
+	}
+}
+
 func TestKeyErrorNamesWhatIsMissing(t *testing.T) {
 	f := newFixture(t, ratelimit.PerHour(1), ratelimit.WithKeyFunc(ratelimit.KeyByHeader("x-api-key")))
 	w := f.do(req{})
@@ -192,13 +230,13 @@ func TestNamesSeparateBudgets(t *testing.T) {
 	defer mem.Close()
 	a, _ := ratelimit.New(mem, ratelimit.PerHour(1), ratelimit.WithName("a"))
 	b, _ := ratelimit.New(mem, ratelimit.PerHour(1), ratelimit.WithName("b"))
-	r := httptest.NewRequest("GET", "/", nil)
+	ctx := context.Background()
 	for _, l := range []*ratelimit.Limiter{a, b} {
-		if res, err := l.Check(r); err != nil || !res.Allowed {
+		if res, err := l.Allow(ctx, "ip:192.0.2.1"); err != nil || !res.Allowed {
 			t.Fatalf("first request through each named limiter: %+v %v", res, err)
 		}
 	}
-	if res, _ := a.Check(r); res.Allowed {
+	if res, _ := a.Allow(ctx, "ip:192.0.2.1"); res.Allowed {
 		t.Fatal("second request through a allowed at 1/h")
 	}
 }

@@ -1,131 +1,11 @@
 package ratelimit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
-	"time"
 )
-
-// Limiter is HTTP middleware that limits requests per key under one Limit.
-// It is safe for concurrent use by multiple goroutines. Build it with
-// [New]; mount it with [Limiter.Handler], or call [Limiter.Admit] from a
-// framework adapter.
-//
-// A request walks one pass: skip → key → deny cache → breaker → store
-// (within the time budget) → failure policy → headers → denial.
-type Limiter struct {
-	store      Store
-	limit      Limit
-	name       string
-	policy     string // name, or "default"
-	prefix     string // the namespace of the limiter's keys in the store
-	keyFunc    KeyFunc
-	cost       func(*http.Request) int
-	deny       http.Handler
-	onError    func(http.ResponseWriter, *http.Request, error)
-	failClosed bool
-	skip       func(*http.Request) bool
-	headers    HeaderStyle
-	values     headerValues
-
-	// Bad days: see timeout.go, breaker.go, denycache.go, fallback.go.
-	timeout     time.Duration
-	timeoutSet  bool
-	breaker     *Breaker
-	breakerSet  bool
-	denyKeys    int
-	denyKeysSet bool
-	denies      *denyCache
-	fallback    Store
-	instances   int
-
-	keys        *keyCache // store keys of recent request keys
-	first       policy    // the limit given to New
-	extra       []policy  // more, from WithPolicy
-	allPolicies []string  // RateLimit-Policy listing every policy
-
-	observer Observer
-	dryRun   bool
-	errLog   throttledLog
-	dryLog   throttledLog
-	now      func() time.Time
-}
-
-// New returns a Limiter that takes tokens from store under limit, keying
-// requests by client address unless [WithKeyFunc] says otherwise. A nil
-// store, an invalid limit or a bad option is an error here, never later.
-//
-// On a store that is not [Local], such as Redis, every decision gets a time
-// budget ([DefaultTimeout]), a circuit breaker and a local deny cache by
-// default; see [WithTimeout], [WithBreaker] and [WithDenyCache].
-func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
-	if store == nil {
-		return nil, errors.New("ratelimit: New: nil store")
-	}
-	if err := limit.Validate(); err != nil {
-		return nil, fmt.Errorf("ratelimit: New: %w", err)
-	}
-	l := &Limiter{
-		store:   store,
-		limit:   limit,
-		keyFunc: KeyByIP(),
-		deny:    http.HandlerFunc(tooManyRequests),
-		now:     time.Now,
-	}
-	l.onError = l.logError
-	for _, o := range opts {
-		if err := o(l); err != nil {
-			return nil, err
-		}
-	}
-	l.policy = l.name
-	if l.policy == "" {
-		l.policy = "default"
-	}
-	// Names hold no '/', so no two limiters' namespaces overlap, and an
-	// unnamed limiter's ("/") differs from every named one's.
-	l.prefix = l.name + "/"
-	l.values = newHeaderValues(l.policy, limit)
-	l.keys = newKeyCache()
-	l.first = policy{name: l.policy, limit: limit, prefix: l.prefix, values: l.values}
-	if err := l.setUpPolicies(); err != nil {
-		return nil, err
-	}
-	if !isLocal(store) {
-		if !l.timeoutSet {
-			l.timeout = DefaultTimeout
-		}
-		if !l.breakerSet {
-			l.breaker = NewBreaker(DefaultBreakerFailures, DefaultBreakerCoolDown)
-		}
-		if !l.denyKeysSet {
-			l.denyKeys = DefaultDenyCacheKeys
-		}
-	}
-	if l.denyKeys > 0 {
-		l.denies = newDenyCache(l.denyKeys)
-	}
-	if l.breaker != nil && l.observer.BreakerChange != nil {
-		change, policy := l.observer.BreakerChange, l.policy
-		l.breaker.notify(func(s BreakerState) { change(policy, s) })
-	}
-	return l, nil
-}
-
-// Middleware returns the middleware of [New] in one line, for
-// http.Handle("/", ratelimit.Middleware(store, limit)(handler)). Like
-// regexp.MustCompile, it panics if New would fail: use it with constant
-// configuration at start-up.
-func Middleware(store Store, limit Limit, opts ...Option) func(http.Handler) http.Handler {
-	l, err := New(store, limit, opts...)
-	if err != nil {
-		panic(err)
-	}
-	return l.Handler
-}
 
 // Handler returns next wrapped in the limiter: next runs only for requests
 // that [Limiter.Admit] admits.
@@ -137,116 +17,125 @@ func (l *Limiter) Handler(next http.Handler) http.Handler {
 	})
 }
 
-// Limit returns the limit the limiter enforces.
-func (l *Limiter) Limit() Limit { return l.limit }
-
-// Breaker returns the limiter's circuit breaker, or nil if it has none.
-func (l *Limiter) Breaker() *Breaker { return l.breaker }
-
-// Check decides on r, taking its tokens if it is allowed, and writes
-// nothing. Its error wraps the KeyFunc's (see [ErrMissingKey]) or the
-// store's; when a fallback store decided, the error is nil.
-func (l *Limiter) Check(r *http.Request) (Result, error) {
-	d := l.decide(r, l.keyFunc)
-	return d.res, d.err
-}
-
 // Admit decides on r, sets the rate-limit headers on w and, when r is over
 // its budget, writes the denial (429 by default); it reports whether the
 // caller should go on to serve r. Adapters for other frameworks call it.
 func (l *Limiter) Admit(w http.ResponseWriter, r *http.Request) bool {
-	return l.AdmitFunc(w, r, l.keyFunc)
+	return l.AdmitWithKeyFunc(w, r, l.keyFunc)
 }
 
-// AdmitFunc is [Limiter.Admit] with keyFunc in place of the limiter's
-// KeyFunc, for adapters that key on their framework's context.
-func (l *Limiter) AdmitFunc(w http.ResponseWriter, r *http.Request, keyFunc KeyFunc) bool {
+// AdmitWithKeyFunc is [Limiter.Admit] with keyFunc in place of the
+// limiter's KeyFunc, for adapters that key on their framework's context.
+// Policies with a KeyFunc of their own keep it.
+func (l *Limiter) AdmitWithKeyFunc(w http.ResponseWriter, r *http.Request, keyFunc KeyFunc) bool {
 	if l.skip != nil && l.skip(r) {
 		return true
 	}
-	d := l.decide(r, keyFunc)
-	if d.err != nil {
-		return l.fail(w, r, d)
-	}
-	if d.failed != nil {
-		l.onError(w, r, d.failed) // the fallback store decided
-	}
-	if !d.res.Allowed && l.dryRun {
-		l.logWouldDeny(r, d.res)
-		l.writeHeaders(w.Header(), d, false)
-		return true
-	}
-	l.writeHeaders(w.Header(), d, !d.res.Allowed)
-	if !d.res.Allowed {
-		if d.results != nil {
-			r = withViolated(r, l.violated(d))
+	p := l.getPass()
+	defer passes.Put(p)
+	var o outcome
+	if err := l.keyRequest(r, keyFunc, p); errors.Is(err, ErrBadConfig) {
+		o = outcome{end: badCost, err: err, source: FromFailurePolicy}
+	} else if err != nil {
+		o = outcome{end: badKey, err: err}
+	} else {
+		n := 1
+		if l.cost != nil {
+			n = l.cost(r)
 		}
-		l.deny.ServeHTTP(w, r)
-	}
-	return d.res.Allowed
-}
-
-// fail answers a request that could not be decided, and reports whether
-// it may pass.
-func (l *Limiter) fail(w http.ResponseWriter, r *http.Request, d decision) bool {
-	err := d.err
-	var ke *keyError
-	if errors.As(err, &ke) {
-		var missing *MissingKeyError
-		if errors.As(err, &missing) {
-			status := missing.Status
-			if status < 400 || status > 499 {
-				status = http.StatusBadRequest // a client error, whatever the KeyFunc said
-			}
-			http.Error(w, "missing "+missing.What, status)
-		} else {
-			http.Error(w, http.StatusText(http.StatusBadRequest), http.StatusBadRequest)
+		o = l.run(r.Context(), n, p)
+		if l.observer.Decision != nil {
+			l.observe(r, p, o)
 		}
+	}
+	switch o.end {
+	case badKey:
+		writeKeyError(w, o.err)
 		return false
-	}
-	if d.gone {
+	case gone:
 		return false // the client went away: nothing to serve, nothing to report
-	}
-	l.onError(w, r, err)
-	switch {
-	case errors.Is(err, ErrInvalidCost), errors.Is(err, ErrCostExceedsCapacity):
+	case badCost:
+		l.onError(r, o.err)
 		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
 		return false
-	case l.failClosed:
-		http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
-		return false
-	}
-	return true
-}
-
-// keyError marks an error of the KeyFunc.
-type keyError struct{ err error }
-
-func (e *keyError) Error() string { return "ratelimit: key: " + e.err.Error() }
-func (e *keyError) Unwrap() error { return e.err }
-
-func tooManyRequests(w http.ResponseWriter, _ *http.Request) {
-	http.Error(w, http.StatusText(http.StatusTooManyRequests), http.StatusTooManyRequests)
-}
-
-// problemHandler writes the RFC 9457 problem+json denial of l, naming the
-// violated policies as its IETF headers do (l.values is set once New has
-// run the options).
-func problemHandler(l *Limiter) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		names := l.values.name
-		if v := ViolatedPolicies(r); v != nil {
-			quoted := make([]string, len(v))
-			for i, name := range v {
-				quoted[i] = strconv.Quote(name) // names are checked: no escapes needed
-			}
-			names = strings.Join(quoted, ",")
+	case undecided:
+		l.onError(r, o.err)
+		if l.failClosed {
+			http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
+			return false
 		}
-		w.Header().Set("Content-Type", "application/problem+json")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.WriteHeader(http.StatusTooManyRequests)
-		fmt.Fprintf(w, `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded",`+
-			`"title":"Request cannot be satisfied as assigned quota has been exceeded",`+
-			`"status":429,"violated-policies":[%s]}`+"\n", names)
-	})
+		return true
+	}
+	if o.err != nil {
+		l.onError(r, o.err) // the fallback store decided
+	}
+	if !o.res.Allowed && l.dryRun {
+		l.logWouldDeny(r, o.res)
+		l.writeHeaders(w.Header(), o, false)
+		return true
+	}
+	l.writeHeaders(w.Header(), o, !o.res.Allowed)
+	if !o.res.Allowed {
+		l.writeDenial(w, r, p)
+	}
+	return o.res.Allowed
+}
+
+// Allow is AllowN(ctx, key, 1).
+func (l *Limiter) Allow(ctx context.Context, key string) (Result, error) {
+	return l.AllowN(ctx, key, 1)
+}
+
+// AllowN decides on n tokens of key's budget under every policy, as Admit
+// decides on a request keyed key, for callers outside HTTP (an RPC, a job
+// queue, Echo's RateLimiter): the same namespaces, deny cache, time
+// budget, breaker, failure policy and observer (whose Decision.Request is
+// then nil). Its Result is that of the most constraining policy, and
+// Allowed says whether to go on, whatever the error:
+//   - decided (by the store, the deny cache or the fallback store): the
+//     decision, and a nil error unless the fallback decided because the
+//     store failed (then the store's error, also told to the error
+//     handler);
+//   - undecided (the store failed, no fallback): Allowed unless the
+//     limiter fails closed, and the store's error, also told to the error
+//     handler with a nil request;
+//   - dry run: a denial is logged and reported Allowed;
+//   - an empty key, a bad n or a done context: not Allowed, and the error.
+//
+// Every policy counts key: a limiter whose [Policy] has a KeyFunc of its
+// own needs a request, and AllowN refuses it with an error.
+func (l *Limiter) AllowN(ctx context.Context, key string, n int) (Result, error) {
+	if key == "" {
+		return Result{}, ErrEmptyKey
+	}
+	p := l.getPass()
+	defer passes.Put(p)
+	for i := range l.policies {
+		pol := &l.policies[i]
+		if pol.key != nil {
+			return Result{}, fmt.Errorf("ratelimit: AllowN: policy %q keys requests with a KeyFunc of its own: use Admit", pol.name)
+		}
+		p.takes[i] = Take{Key: pol.storeKey(key), Limit: pol.limit}
+	}
+	o := l.run(ctx, n, p)
+	if l.observer.Decision != nil {
+		l.observe(nil, p, o)
+	}
+	switch o.end {
+	case badCost:
+		return Result{}, o.err
+	case gone:
+		return Result{}, o.err
+	case undecided:
+		l.onError(nil, o.err)
+		return Result{Allowed: !l.failClosed, Limit: l.policies[0].limit}, o.err
+	}
+	if o.err != nil {
+		l.onError(nil, o.err)
+	}
+	if !o.res.Allowed && l.dryRun {
+		l.logWouldDeny(nil, o.res)
+		o.res.Allowed = true
+	}
+	return o.res, o.err
 }

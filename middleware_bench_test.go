@@ -13,14 +13,6 @@ import (
 
 var noop = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 
-// headerWriter is a minimal ResponseWriter, reused between requests so that
-// the benchmarks measure the middleware, not the recorder.
-type headerWriter struct{ h http.Header }
-
-func (w *headerWriter) Header() http.Header         { return w.h }
-func (w *headerWriter) Write(b []byte) (int, error) { return len(b), nil }
-func (w *headerWriter) WriteHeader(int)             {}
-
 func serve(b *testing.B, h http.Handler) {
 	r := httptest.NewRequest("GET", "/", nil)
 	w := &headerWriter{h: http.Header{}}
@@ -50,4 +42,14 @@ func BenchmarkMiddlewareIETF(b *testing.B) {
 	store := memory.New(memory.WithClock(func() time.Time { return time.Unix(0, now.Add(int64(time.Second))) }))
 	defer store.Close()
 	serve(b, ratelimit.Middleware(store, ratelimit.PerMinute(60), ratelimit.WithHeaders(ratelimit.HeadersBoth))(noop))
+}
+
+// BenchmarkMiddlewareTwoPolicies is BenchmarkMiddleware with a second
+// policy, decided with the first in one call to the store.
+func BenchmarkMiddlewareTwoPolicies(b *testing.B) {
+	var now atomic.Int64
+	store := memory.New(memory.WithClock(func() time.Time { return time.Unix(0, now.Add(int64(time.Second))) }))
+	defer store.Close()
+	serve(b, ratelimit.Middleware(store, ratelimit.PerMinute(60), ratelimit.WithName("api"),
+		ratelimit.WithPolicy(ratelimit.Policy{Name: "hourly", Limit: ratelimit.PerHour(3600)}))(noop))
 }

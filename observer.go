@@ -45,14 +45,15 @@ const (
 	// FromFallback: the fallback store ([WithFallback]) decided while the
 	// store failed.
 	FromFallback
-	// FromPolicy: nothing decided; the failure policy (fail open or closed)
-	// answered.
-	FromPolicy
+	// FromFailurePolicy: nothing decided; the failure policy (fail open or
+	// closed) answered.
+	FromFailurePolicy
 )
 
-var sourceNames = [...]string{"store", "deny_cache", "fallback", "policy"}
+var sourceNames = [...]string{"store", "deny_cache", "fallback", "failure_policy"}
 
-// String returns "store", "deny_cache", "fallback" or "policy".
+// String returns "store", "deny_cache", "fallback" or "failure_policy", the
+// values of the source label of package metrics/prometheus.
 func (s Source) String() string {
 	if s < 0 || int(s) >= len(sourceNames) {
 		return "unknown"
@@ -73,7 +74,7 @@ type Decision struct {
 	Latency   time.Duration // time spent in the store call, 0 if there was none
 	Err       error         // the store's error, for Errored
 	Key       string        // the key, only with Observer.Keys
-	Request   *http.Request // the request decided on; do not keep it
+	Request   *http.Request // the request decided on, nil for [Limiter.AllowN]; do not keep it
 }
 
 // Observer is told of what a limiter does, through optional functions: a
@@ -83,7 +84,8 @@ type Decision struct {
 // metrics.
 type Observer struct {
 	// Decision is called once per decided request: allowed, denied, would
-	// deny, or not decided because the store failed. Skipped requests and
+	// deny, or not decided because the store failed or the cost was bad
+	// (Errored, from the failure policy: the store was not asked). Skipped requests and
 	// requests without a key (answered 4xx) are not decisions.
 	Decision func(Decision)
 	// BreakerChange is called when the limiter's [Breaker] changes state,
@@ -96,11 +98,11 @@ type Observer struct {
 // WithObserver sets the observer told of every decision; see [Observer].
 // Without one, observing costs nothing.
 func WithObserver(o Observer) Option {
-	return func(l *Limiter) error {
+	return func(c *config) error {
 		if o.Decision == nil && o.BreakerChange == nil {
 			return errors.New("ratelimit: WithObserver: no function set")
 		}
-		l.observer = o
+		c.observer = o
 		return nil
 	}
 }
@@ -111,5 +113,54 @@ func WithObserver(o Observer) Option {
 // a new limit before it refuses anyone. Retry-After is not written, since
 // the request is served.
 func WithDryRun() Option {
-	return func(l *Limiter) error { l.dryRun = true; return nil }
+	return func(c *config) error { c.dryRun = true; return nil }
+}
+
+// observe tells the observer of o, the outcome of p: once, as an error of
+// the first policy, when nothing decided; else once per policy that
+// allowed the request or denied it (none for the policies that had room in
+// a denied request).
+func (l *Limiter) observe(r *http.Request, p *pass, o outcome) {
+	switch o.end {
+	case badKey, gone:
+		return
+	case undecided, badCost:
+		l.observePolicy(r, 0, p.takes[0].Key, Result{}, o)
+		return
+	}
+	for i, res := range p.results {
+		if !o.res.Allowed && res.Allowed {
+			continue
+		}
+		l.observePolicy(r, i, p.takes[i].Key, res, o)
+	}
+}
+
+// observePolicy tells the observer of policy i's part in o.
+func (l *Limiter) observePolicy(r *http.Request, i int, key string, res Result, o outcome) {
+	pol := &l.policies[i]
+	d := Decision{
+		Limiter:   l.name,
+		Policy:    pol.name,
+		Source:    o.source,
+		Limit:     pol.limit,
+		Remaining: res.Remaining,
+		Latency:   o.latency,
+		Err:       o.err,
+		Request:   r,
+	}
+	switch {
+	case o.end == undecided || o.end == badCost:
+		d.Outcome = Errored
+	case res.Allowed:
+		d.Outcome = Allowed
+	case l.dryRun:
+		d.Outcome = DryRunDenied
+	default:
+		d.Outcome = Denied
+	}
+	if l.observer.Keys {
+		d.Key = key
+	}
+	l.observer.Decision(d)
 }

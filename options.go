@@ -4,70 +4,93 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"time"
 )
 
-// Option configures a [Limiter]; pass options to [New]. An option given a
-// bad value makes New fail.
-type Option func(*Limiter) error
+// Option configures a [Limiter]; pass options to [New]. Options fill a
+// configuration that New reads once: they never touch a built Limiter. An
+// option given a bad value makes New fail.
+type Option func(*config) error
+
+// config is what the options set; New reads it once. Its fields start at
+// the defaults, those of a remote store already applied.
+type config struct {
+	name       string
+	keyFunc    KeyFunc
+	cost       func(*http.Request) int
+	deny       http.Handler // nil: 429 Too Many Requests in text/plain
+	onError    func(*http.Request, error)
+	failClosed bool
+	skip       func(*http.Request) bool
+	headers    HeaderStyle
+	policies   []Policy // from WithPolicy
+	timeout    time.Duration
+	breaker    *Breaker
+	denyKeys   int
+	fallback   Store
+	instances  int
+	observer   Observer
+	dryRun     bool
+}
 
 // WithKeyFunc sets how requests are keyed; the default is [KeyByIP]().
 func WithKeyFunc(f KeyFunc) Option {
-	return func(l *Limiter) error {
+	return func(c *config) error {
 		if f == nil {
 			return errors.New("ratelimit: WithKeyFunc(nil)")
 		}
-		l.keyFunc = f
+		if err := keyFuncError(f); err != nil {
+			return err
+		}
+		c.keyFunc = f
 		return nil
 	}
 }
 
 // WithCost sets how many tokens a request takes, such as 10 for an export
 // and 1 for the rest; the default is 1. A cost of 0 lets the request pass
-// and reports the budget. A cost below 0 or above the limit's capacity is a
+// and reports the budget. A cost below 0 or above a policy's capacity is a
 // programming error: the request is answered 500 and the error handler is
-// called.
+// told, before the deny cache, the breaker or the store see it.
 func WithCost(cost func(*http.Request) int) Option {
-	return func(l *Limiter) error {
+	return func(c *config) error {
 		if cost == nil {
 			return errors.New("ratelimit: WithCost(nil)")
 		}
-		l.cost = cost
+		c.cost = cost
 		return nil
 	}
 }
 
 // WithDenyHandler sets the handler that writes the response to a request
 // over its budget, after the rate-limit headers and Retry-After are set. It
-// must write the status itself (usually 429). The default writes 429 with
-// the text/plain body "Too Many Requests"; see also [WithProblemJSON].
+// must write the status itself (usually 429) and can read the names of the
+// policies that denied the request with [ViolatedPolicies]. The default
+// writes 429 with the text/plain body "Too Many Requests"; [ProblemJSON] is
+// the RFC 9457 one.
 func WithDenyHandler(h http.Handler) Option {
-	return func(l *Limiter) error {
+	return func(c *config) error {
 		if h == nil {
 			return errors.New("ratelimit: WithDenyHandler(nil)")
 		}
-		l.deny = h
+		c.deny = h
 		return nil
 	}
 }
 
-// WithProblemJSON makes the default denial an RFC 9457
-// application/problem+json body of problem type quota-exceeded, naming the
-// violated policy, as draft-ietf-httpapi-ratelimit-headers describes.
-func WithProblemJSON() Option {
-	return func(l *Limiter) error { l.deny = problemHandler(l); return nil }
-}
-
-// WithErrorHandler sets the function told of store errors (Redis down, a
-// cancelled request) and of bad costs. It observes: it must not write the
-// response, which the limiter writes (or lets through, failing open). The
-// default logs with log/slog at level Error.
-func WithErrorHandler(f func(w http.ResponseWriter, r *http.Request, err error)) Option {
-	return func(l *Limiter) error {
+// WithErrorHandler sets the function told of what the limiter could not
+// decide: store failures (Redis down or slow, the breaker open, the
+// request's own deadline), and bad costs. It observes; the limiter answers
+// the request itself (it lets it through failing open, or writes 503 or
+// 500). The default logs with log/slog at level Error, at most once a
+// second.
+func WithErrorHandler(f func(r *http.Request, err error)) Option {
+	return func(c *config) error {
 		if f == nil {
 			return errors.New("ratelimit: WithErrorHandler(nil)")
 		}
-		l.onError = f
+		c.onError = f
 		return nil
 	}
 }
@@ -75,17 +98,17 @@ func WithErrorHandler(f func(w http.ResponseWriter, r *http.Request, err error))
 // WithFailClosed answers 503 Service Unavailable when the store fails. By
 // default the limiter fails open: the request passes.
 func WithFailClosed() Option {
-	return func(l *Limiter) error { l.failClosed = true; return nil }
+	return func(c *config) error { c.failClosed = true; return nil }
 }
 
 // WithSkip exempts the requests for which skip returns true, such as health
 // checks: they pass without taking tokens or getting headers.
 func WithSkip(skip func(*http.Request) bool) Option {
-	return func(l *Limiter) error {
+	return func(c *config) error {
 		if skip == nil {
 			return errors.New("ratelimit: WithSkip(nil)")
 		}
-		l.skip = skip
+		c.skip = skip
 		return nil
 	}
 }
@@ -97,11 +120,11 @@ func WithSkip(skip func(*http.Request) bool) Option {
 // '_' or '-'. Without it, keys become "/" + key and the policy is named
 // "default".
 func WithName(name string) Option {
-	return func(l *Limiter) error {
+	return func(c *config) error {
 		if !validName(name) {
 			return fmt.Errorf("ratelimit: WithName(%q): want 1 to 64 letters, digits, '.', '_' or '-'", name)
 		}
-		l.name = name
+		c.name = name
 		return nil
 	}
 }
@@ -109,11 +132,11 @@ func WithName(name string) Option {
 // WithHeaders chooses the rate-limit headers; the default is
 // [HeadersXRateLimit].
 func WithHeaders(style HeaderStyle) Option {
-	return func(l *Limiter) error {
+	return func(c *config) error {
 		if style < HeadersXRateLimit || style > HeadersNone {
 			return fmt.Errorf("ratelimit: WithHeaders(%d): unknown header style", int(style))
 		}
-		l.headers = style
+		c.headers = style
 		return nil
 	}
 }
@@ -130,15 +153,30 @@ func validName(s string) bool {
 	return true
 }
 
-// WithClock sets the limiter's clock, which times its deny cache, breaker
-// and log throttling; the default is time.Now. For tests: give it the same
-// clock as the store's (memory.WithClock).
-func WithClock(now func() time.Time) Option {
-	return func(l *Limiter) error {
-		if now == nil {
-			return errors.New("ratelimit: WithClock(nil)")
-		}
-		l.now = now
+// ErrBadConfig is wrapped by the errors of a configuration that cannot
+// work, such as KeyByIP given a prefix length out of range: [New] reports
+// them, and a key function so configured fails every request with one
+// (answered 500, told to the error handler).
+var ErrBadConfig = errors.New("ratelimit: bad configuration")
+
+// badKeyFunc is the KeyFunc of an extractor given bad options: it fails
+// every request with err, and New reports err when given it. It is never
+// inlined, so that every such KeyFunc shares one code pointer.
+//
+//go:noinline
+func badKeyFunc(err error) KeyFunc {
+	err = fmt.Errorf("%w: %w", ErrBadConfig, err)
+	return func(*http.Request) (string, error) { return "", err }
+}
+
+var badKeyFuncCode = reflect.ValueOf(badKeyFunc(nil)).Pointer()
+
+// keyFuncError returns the configuration error of a KeyFunc that
+// badKeyFunc made, and nil for any other.
+func keyFuncError(f KeyFunc) error {
+	if f == nil || reflect.ValueOf(f).Pointer() != badKeyFuncCode {
 		return nil
 	}
+	_, err := f(nil)
+	return err
 }

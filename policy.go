@@ -1,9 +1,7 @@
 package ratelimit
 
 import (
-	"context"
 	"fmt"
-	"net/http"
 	"strings"
 )
 
@@ -32,19 +30,22 @@ type Policy struct {
 //	ratelimit.New(store, ratelimit.PerSecond(10), ratelimit.WithName("api"),
 //		ratelimit.WithPolicy(ratelimit.Policy{Name: "hourly", Limit: ratelimit.PerHour(1000)}))
 func WithPolicy(p Policy) Option {
-	return func(l *Limiter) error {
+	return func(c *config) error {
 		if !validName(p.Name) {
 			return fmt.Errorf("ratelimit: WithPolicy(%q): want a name of 1 to 64 letters, digits, '.', '_' or '-'", p.Name)
 		}
 		if err := p.Limit.Validate(); err != nil {
 			return fmt.Errorf("ratelimit: WithPolicy(%q): %w", p.Name, err)
 		}
-		for _, q := range l.extra {
-			if q.name == p.Name {
+		if err := keyFuncError(p.Key); err != nil {
+			return fmt.Errorf("ratelimit: WithPolicy(%q): %w", p.Name, err)
+		}
+		for _, q := range c.policies {
+			if q.Name == p.Name {
 				return fmt.Errorf("ratelimit: WithPolicy(%q): two policies of that name", p.Name)
 			}
 		}
-		l.extra = append(l.extra, policy{name: p.Name, limit: p.Limit, key: p.Key})
+		c.policies = append(c.policies, p)
 		return nil
 	}
 }
@@ -55,64 +56,49 @@ type policy struct {
 	limit  Limit
 	key    KeyFunc // nil: the limiter's
 	prefix string  // its keys' namespace in the store
+	keys   *keyCache
 	values headerValues
+	alone  []string // {name}: the violated policies when it alone denies
 }
 
-// setUpPolicies checks the extra policies' names against the limiter's
-// and makes their namespaces, "name#policy/": names hold no '#' or '/', so
-// no two policies' or limiters' namespaces overlap.
-func (l *Limiter) setUpPolicies() error {
-	for i := range l.extra {
-		p := &l.extra[i]
-		if p.name == l.policy {
-			return fmt.Errorf("ratelimit: WithPolicy(%q): the limiter's own policy has that name", p.name)
+// storeKey is the key under which the policy keeps the budget of the
+// client key: in the policy's namespace, and hashed if long, so that
+// attacker-chosen headers cannot grow memory or Redis keys without bound.
+// Recent keys come from a cache, without allocating.
+func (p *policy) storeKey(key string) string {
+	return p.keys.storeKey(key, p.namespaced)
+}
+
+// namespaced is key in the policy's namespace, hashed if long.
+func (p *policy) namespaced(key string) string { return boundKey(p.prefix + key) }
+
+// setPolicies makes the limiter's policies: the first, limit, in the
+// namespace name + "/"; each of extra in "name#policy/". Names hold no '#'
+// or '/', so no two policies' or limiters' namespaces overlap, and an
+// unnamed limiter's ("/") differs from every named one's.
+func (l *Limiter) setPolicies(name string, limit Limit, extra []Policy) error {
+	l.policies = make([]policy, 0, 1+len(extra))
+	l.policies = append(l.policies, policy{name: l.name, limit: limit, prefix: name + "/"})
+	for _, p := range extra {
+		if p.Name == l.name {
+			return fmt.Errorf("ratelimit: WithPolicy(%q): the limiter's own policy has that name", p.Name)
 		}
-		p.prefix = l.name + "#" + p.name + "/"
-		p.values = newHeaderValues(p.name, p.limit)
+		l.policies = append(l.policies, policy{name: p.Name, limit: p.Limit, key: p.Key, prefix: name + "#" + p.Name + "/"})
 	}
-	if len(l.extra) > 0 {
-		all := []string{l.values.policy[0]}
-		for _, p := range l.extra {
-			all = append(all, p.values.policy[0])
-		}
-		l.allPolicies = []string{strings.Join(all, ", ")}
+	l.maxCost = limit.Capacity()
+	all := make([]string, len(l.policies))
+	for i := range l.policies {
+		p := &l.policies[i]
+		p.keys = newKeyCache()
+		p.values = newHeaderValues(p.name, p.limit)
+		p.alone = []string{p.name}
+		l.maxCost = min(l.maxCost, p.limit.Capacity())
+		all[i] = p.values.policy[0]
+	}
+	if len(l.policies) > 1 {
+		l.allNames = []string{strings.Join(all, ", ")}
 	}
 	return nil
-}
-
-// decideAll keys r under every policy and decides them as one.
-func (l *Limiter) decideAll(r *http.Request, keyFunc KeyFunc) decision {
-	own, err := requestKey(keyFunc, r)
-	if err != nil {
-		return decision{err: err}
-	}
-	n := 1
-	if l.cost != nil {
-		n = l.cost(r)
-	}
-	takes := make([]Take, 1+len(l.extra))
-	for i := range takes {
-		p, key := l.policyAt(i), own
-		if p.key != nil {
-			if key, err = requestKey(p.key, r); err != nil {
-				return decision{err: err}
-			}
-		}
-		takes[i] = Take{Key: boundKey(p.prefix + key), Limit: p.limit, N: n}
-	}
-	d := l.takeAll(r.Context(), takes)
-	if l.observer.Decision != nil {
-		l.observeAll(r, takes, d)
-	}
-	return d
-}
-
-// policyAt returns the limiter's i-th policy, 0 being New's.
-func (l *Limiter) policyAt(i int) *policy {
-	if i == 0 {
-		return &l.first
-	}
-	return &l.extra[i-1]
 }
 
 // mostConstraining returns the index of the result the headers describe:
@@ -131,60 +117,4 @@ func mostConstraining(results []Result) int {
 		}
 	}
 	return best
-}
-
-// writeHeaders sets the rate-limit headers of d on h: those of the most
-// constraining policy, and RateLimit-Policy listing them all.
-func (l *Limiter) writeHeaders(h http.Header, d decision, retry bool) {
-	if d.results == nil {
-		l.values.writeHeaders(h, l.headers, d.res, retry)
-		return
-	}
-	l.policyAt(d.best).values.writeHeaders(h, l.headers, d.res, retry)
-	if l.headers == HeadersIETF || l.headers == HeadersBoth {
-		h[HeaderPolicy] = l.allPolicies
-	}
-}
-
-// violated returns the names of the policies that denied d.
-func (l *Limiter) violated(d decision) []string {
-	var names []string
-	for i, r := range d.results {
-		if !r.Allowed {
-			names = append(names, l.policyAt(i).name)
-		}
-	}
-	return names
-}
-
-type violatedKey struct{}
-
-func withViolated(r *http.Request, names []string) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), violatedKey{}, names))
-}
-
-// ViolatedPolicies returns, in a deny handler ([WithDenyHandler]) of a
-// limiter with several policies ([WithPolicy]), the names of those that
-// denied the request; nil for a limiter of one policy, whose name is the
-// limiter's.
-func ViolatedPolicies(r *http.Request) []string {
-	names, _ := r.Context().Value(violatedKey{}).([]string)
-	return names
-}
-
-// String describes the limiter's policies, such as
-// "api: 60 per 1m; per-ip: 120 per 1m", and dry run.
-func (l *Limiter) String() string {
-	var b strings.Builder
-	for i := range 1 + len(l.extra) {
-		p := l.policyAt(i)
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(p.name + ": " + p.limit.String())
-	}
-	if l.dryRun {
-		b.WriteString(" (dry run)")
-	}
-	return b.String()
 }

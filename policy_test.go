@@ -57,18 +57,18 @@ func TestAddressCeilingOverMadeUpAPIKeys(t *testing.T) {
 
 func TestHeadersOfSeveralPolicies(t *testing.T) {
 	f := newFixture(t, ratelimit.PerSecond(10).WithBurst(20), ratelimit.WithName("api"),
-		ratelimit.WithHeaders(ratelimit.HeadersBoth), ratelimit.WithProblemJSON(),
+		ratelimit.WithHeaders(ratelimit.HeadersBoth), ratelimit.WithDenyHandler(ratelimit.ProblemJSON()),
 		ratelimit.WithPolicy(ratelimit.Policy{Name: "hourly", Limit: ratelimit.PerHour(3)}))
 	a := req{remote: "192.0.2.1:1"}
 	w := f.do(a)
 	h := w.Header()
-	if got, want := h.Get(ratelimit.HeaderPolicy), `"api";q=20;w=2, "hourly";q=3;w=3600`; got != want {
+	if got, want := h.Get("RateLimit-Policy"), `"api";q=20;w=2, "hourly";q=3;w=3600`; got != want {
 		t.Errorf("RateLimit-Policy %q, want %q (every policy; a bucket's q is its capacity, w its refill time)", got, want)
 	}
-	if got, want := h.Get(ratelimit.HeaderRateLimit), `"hourly";r=2;t=1200`; got != want {
+	if got, want := h.Get("RateLimit"), `"hourly";r=2;t=1200`; got != want {
 		t.Errorf("RateLimit %q, want %q (the policy closest to exhaustion)", got, want)
 	}
-	if got := h.Get(ratelimit.HeaderLimit) + "/" + h.Get(ratelimit.HeaderRemaining); got != "3/2" {
+	if got := h.Get("X-RateLimit-Limit") + "/" + h.Get("X-RateLimit-Remaining"); got != "3/2" {
 		t.Errorf("X-RateLimit-Limit/Remaining %s, want 3/2 (the most constraining policy)", got)
 	}
 	f.do(a)
@@ -86,10 +86,10 @@ func TestBurstPolicyHeaderIsHonest(t *testing.T) {
 	// r must never exceed q: q is the capacity, 20, not the rate, 10.
 	f := newFixture(t, ratelimit.PerSecond(10).WithBurst(20), ratelimit.WithName("api"), ratelimit.WithHeaders(ratelimit.HeadersIETF))
 	h := f.do(req{remote: "192.0.2.1:1"}).Header()
-	if got, want := h.Get(ratelimit.HeaderPolicy), `"api";q=20;w=2`; got != want {
+	if got, want := h.Get("RateLimit-Policy"), `"api";q=20;w=2`; got != want {
 		t.Errorf("RateLimit-Policy %q, want %q", got, want)
 	}
-	if got, want := h.Get(ratelimit.HeaderRateLimit), `"api";r=19;t=1`; got != want {
+	if got, want := h.Get("RateLimit"), `"api";r=19;t=1`; got != want {
 		t.Errorf("RateLimit %q, want %q", got, want)
 	}
 }

@@ -25,12 +25,11 @@
 //		// answer 429, retry after res.RetryAfter
 //	}
 //
-// This package needs only the standard library.
+// Outside HTTP, [Limiter.AllowN] decides on a key of your own through the
+// same pass. This package needs only the standard library.
 package ratelimit
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -159,6 +158,29 @@ func (l Limit) fillTime() time.Duration {
 	return time.Duration(d)
 }
 
+// rounding says which way [Limit.refillTime] rounds to the nanosecond.
+type rounding bool
+
+const (
+	roundDown rounding = false // never later than the true instant
+	roundUp   rounding = true  // never earlier than the true instant
+)
+
+// refillTime is how long l's token bucket takes to refill k tokens,
+// k / (Rate / Period), rounded to the nanosecond as r says. Every wait in
+// tokens (headers, deny cache, fallback, AllowAll's reports) goes through
+// it.
+func (l Limit) refillTime(k int, r rounding) time.Duration {
+	d := float64(k) / l.PerSecondRate() * float64(time.Second)
+	if r == roundUp {
+		d = math.Ceil(d)
+	}
+	if d >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return time.Duration(d)
+}
+
 // Capacity returns the most tokens a key can ever hold under l: Burst (or
 // Rate when Burst is 0) for a token bucket, Rate for the window algorithms.
 // A request that costs more can never pass.
@@ -216,51 +238,4 @@ type Result struct {
 	// ResetAfter is the time until the key is back to its full budget, as
 	// if it had never been seen; 0 when it is full.
 	ResetAfter time.Duration
-}
-
-// Store keeps the budgets of many keys. Implementations must be safe for
-// concurrent use by multiple goroutines. The package store/storetest has
-// the conformance suite that every Store passes.
-type Store interface {
-	// AllowN takes n tokens from key's budget under limit, atomically, if
-	// the budget holds them. A denied request takes nothing. n == 0 reports
-	// the state without taking anything. The limit travels with each call,
-	// so one store serves every policy; a key is best used with one limit.
-	//
-	// Invalid limits, n < 0, n above limit.Capacity() and an empty key are
-	// errors (see [ValidateCall]); so are a done context and a failed
-	// backend.
-	AllowN(ctx context.Context, key string, limit Limit, n int) (Result, error)
-}
-
-// Errors returned by stores and by [Limit.Validate], wrapped with detail;
-// test for them with errors.Is.
-var (
-	// ErrInvalidLimit reports a Limit that cannot be enforced.
-	ErrInvalidLimit = errors.New("ratelimit: invalid limit")
-	// ErrInvalidCost reports a negative cost n.
-	ErrInvalidCost = errors.New("ratelimit: invalid cost")
-	// ErrCostExceedsCapacity reports a cost above Limit.Capacity(): such a
-	// request could never pass, so it is refused instead of waiting forever.
-	ErrCostExceedsCapacity = errors.New("ratelimit: cost exceeds capacity")
-	// ErrEmptyKey reports an empty key.
-	ErrEmptyKey = errors.New("ratelimit: empty key")
-)
-
-// ValidateCall checks the arguments of [Store.AllowN], so that every store
-// refuses the same calls with the same errors.
-func ValidateCall(key string, limit Limit, n int) error {
-	if err := limit.Validate(); err != nil {
-		return err
-	}
-	if key == "" {
-		return ErrEmptyKey
-	}
-	if n < 0 {
-		return fmt.Errorf("%w: n = %d is negative", ErrInvalidCost, n)
-	}
-	if c := limit.Capacity(); n > c {
-		return fmt.Errorf("%w: n = %d, capacity %d", ErrCostExceedsCapacity, n, c)
-	}
-	return nil
 }

@@ -21,20 +21,6 @@ const DefaultTimeout = 100 * time.Millisecond
 // context.DeadlineExceeded.
 var ErrTimeout = errors.New("ratelimit: store did not answer in time")
 
-// Local is implemented by stores that decide in the process's own memory
-// and never wait on I/O, such as store/memory. A limiter calls a Local store
-// directly: no time budget, no breaker, no deny cache, since it cannot hang
-// and has nothing to spare. Wrappers of a store should forward Local.
-type Local interface {
-	Local() bool
-}
-
-// isLocal reports whether s says it is [Local].
-func isLocal(s Store) bool {
-	l, ok := s.(Local)
-	return ok && l.Local()
-}
-
 // WithTimeout sets the time budget of each decision: a store that has not
 // answered after d is a failure ([ErrTimeout]) and the failure policy
 // answers the request (fail open, [WithFailClosed] or [WithFallback]). The
@@ -42,29 +28,52 @@ func isLocal(s Store) bool {
 // called on a goroutine of its own and left to finish in the background,
 // its context cancelled (a call that never returns keeps its goroutine:
 // the [Breaker] bounds how many calls an outage leaves waiting, and client
-// read timeouts, see docs/redis.md, how long). The default is [DefaultTimeout] for stores that
-// are not [Local], none for Local ones; d == 0 turns the bound off and a
-// negative d is an error.
+// read timeouts, see docs/redis.md, how long). The default is
+// [DefaultTimeout] for stores that are not [Local], none for Local ones;
+// d == 0 turns the bound off and a negative d is an error.
+//
+// Only this budget and the store's own errors count against the store in
+// the breaker. A request's own deadline (such as chi's middleware.Timeout
+// sets) that ends first gets the failure policy too, but never opens the
+// breaker. An answer that is ready when the budget's timer fires stands.
+// What is left: under CPU starvation (far more runnable goroutines than
+// cores), an answer the store sent in time but the process read after the
+// timer fired counts as a timeout. Without the store's clock in its reply
+// nothing tells it apart from a slow store, and a timer that fires late
+// cannot be taken as starvation either: a store that hangs on a starved
+// machine must still open the breaker. Give the budget room for the
+// scheduling delays of the machine (GOMAXPROCS, CPU limits), or watch
+// ratelimit_store_duration_seconds for them.
 func WithTimeout(d time.Duration) Option {
-	return func(l *Limiter) error {
+	return func(c *config) error {
 		if d < 0 {
 			return fmt.Errorf("ratelimit: WithTimeout(%v): negative", d)
 		}
-		l.timeout, l.timeoutSet = d, true
+		c.timeout = d
 		return nil
 	}
 }
 
-// within runs call and waits at most d for its answer; d <= 0 waits as
-// long as the call takes. The call runs on a goroutine of its own, with a
-// context cancelled when the wait ends; its answer goes to a buffered
-// channel, so a call that answers after the wait ends leaves nothing
-// behind, and what it returns is never read.
-func within[T any](ctx context.Context, d time.Duration, call func(context.Context) (T, error)) (T, error) {
-	if d <= 0 {
+// budget is a store call's time budget, with its error made once.
+type budget struct {
+	d       time.Duration
+	timeout error // the store did not answer within d
+}
+
+func newBudget(d time.Duration) *budget {
+	return &budget{d: d, timeout: fmt.Errorf("%w after %v: %w", ErrTimeout, d, context.DeadlineExceeded)}
+}
+
+// within runs call and waits at most b's budget for its answer; a nil b
+// waits as long as the call takes. The call runs on a goroutine of its own,
+// with a context cancelled when the wait ends; its answer goes to a
+// buffered channel, so a call that answers after the wait ends leaves
+// nothing behind, and what it returns is never read.
+func within[T any](ctx context.Context, b *budget, call func(context.Context) (T, error)) (T, error) {
+	if b == nil {
 		return call(ctx)
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, d, timeoutCause(d))
+	ctx, cancel := context.WithTimeoutCause(ctx, b.d, b.timeout)
 	defer cancel()
 	type answer struct {
 		v   T
@@ -83,25 +92,36 @@ func within[T any](ctx context.Context, d time.Duration, call func(context.Conte
 		}
 		return a.v, a.err
 	case <-ctx.Done():
-		return zero, context.Cause(ctx)
 	}
+	cause := context.Cause(ctx)
+	if cause != b.timeout {
+		return zero, cause // the request's own context ended first
+	}
+	select {
+	case a := <-done: // answered as the timer fired: the answer stands
+		if a.err == nil {
+			return a.v, nil
+		}
+	default:
+	}
+	return zero, b.timeout
 }
 
-// allowWithin is store.AllowN within d.
-func allowWithin(ctx context.Context, d time.Duration, store Store, key string, limit Limit, n int) (Result, error) {
-	if d <= 0 { // no closure for the calls that need no goroutine
+// allowWithin is store.AllowN within b.
+func allowWithin(ctx context.Context, b *budget, store Store, key string, limit Limit, n int) (Result, error) {
+	if b == nil { // no closure for the calls that need no goroutine
 		return store.AllowN(ctx, key, limit, n)
 	}
-	return within(ctx, d, func(ctx context.Context) (Result, error) { return store.AllowN(ctx, key, limit, n) })
+	return within(ctx, b, func(ctx context.Context) (Result, error) { return store.AllowN(ctx, key, limit, n) })
 }
 
-// allowAllWithin is AllowAll within d: the call writes results of its own,
+// allowAllWithin is AllowAll within b: the call writes results of its own,
 // copied out only if it answered in time.
-func allowAllWithin(ctx context.Context, d time.Duration, store Store, takes []Take, results []Result) error {
-	if d <= 0 {
+func allowAllWithin(ctx context.Context, b *budget, store Store, takes []Take, results []Result) error {
+	if b == nil {
 		return AllowAll(ctx, store, takes, results)
 	}
-	own, err := within(ctx, d, func(ctx context.Context) ([]Result, error) {
+	own, err := within(ctx, b, func(ctx context.Context) ([]Result, error) {
 		own := make([]Result, len(results))
 		return own, AllowAll(ctx, store, takes, own)
 	})
@@ -113,35 +133,41 @@ func allowAllWithin(ctx context.Context, d time.Duration, store Store, takes []T
 type callEnd int
 
 const (
-	answered    callEnd = iota // the store decided, or refused the call's arguments
-	clientGone                 // the client went away: neither served nor reported
-	storeFailed                // the store failed: the failure policy answers
+	answered     callEnd = iota // the store decided
+	refused                     // the store refused the call's arguments: the call was wrong
+	requestEnded                // the request's own context ended: the store is not to blame
+	storeFailed                 // the store failed: the failure policy answers
 )
 
 // settle classifies how a store call ended with err, and tells the
-// breaker, if any, whose probe the call may have been.
+// breaker, if any, whose probe the call may have been: only the store's
+// own failures and its time budget count against it.
 func (l *Limiter) settle(ctx context.Context, err error, probe bool) callEnd {
 	end := storeFailed
 	switch {
-	case err == nil, isCallError(err):
-		end = answered // a bad cost or key: the store is fine, the call was wrong
-	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-		end = clientGone
+	case err == nil:
+		end = answered
+	case isCallError(err):
+		end = refused
+	case ctx.Err() != nil:
+		end = requestEnded
 	}
 	if l.breaker != nil {
 		switch end {
 		case answered:
 			l.breaker.success(probe)
-		case clientGone:
-			l.breaker.release(probe)
+		case storeFailed:
+			l.breaker.failure(l.now(), probe, err)
 		default:
-			l.breaker.failure(l.now(), probe)
+			l.breaker.release(probe)
 		}
 	}
 	return end
 }
 
-// timeoutCause is the error of a store call that ran out of its budget d.
-func timeoutCause(d time.Duration) error {
-	return fmt.Errorf("%w after %v: %w", ErrTimeout, d, context.DeadlineExceeded)
+// isCallError reports an error of the call's arguments rather than of the
+// store.
+func isCallError(err error) bool {
+	return errors.Is(err, ErrInvalidCost) || errors.Is(err, ErrCostExceedsCapacity) ||
+		errors.Is(err, ErrInvalidLimit) || errors.Is(err, ErrEmptyKey)
 }

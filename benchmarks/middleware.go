@@ -151,7 +151,11 @@ func NewEcho(name string, b Budget) (http.Handler, func(), error) {
 		})))
 	case "echo-ours":
 		s := memory.New()
-		e.Use(echomw.RateLimiter(echolimit.NewRateLimiterStore(s, limit)))
+		l, err := ratelimit.New(s, limit)
+		if err != nil {
+			return nil, none, err
+		}
+		e.Use(echomw.RateLimiter(echolimit.NewRateLimiterStore(l)))
 		closeFn = func() { s.Close() }
 	default:
 		return nil, none, fmt.Errorf("benchmarks: no echo middleware %q", name)

@@ -157,7 +157,7 @@ func routes(store ratelimit.Store, opts ...ratelimit.Option) (http.Handler, stri
 		ratelimit.WithKeyFunc(ratelimit.FirstOf(ratelimit.KeyByHeader("X-API-Key"), ratelimit.KeyByIP())),
 		ratelimit.WithPolicy(ratelimit.Policy{Name: "api-per-ip", Limit: ratelimit.PerMinute(120), Key: ratelimit.KeyByIP()}),
 		ratelimit.WithHeaders(ratelimit.HeadersBoth),
-		ratelimit.WithProblemJSON(),
+		ratelimit.WithDenyHandler(ratelimit.ProblemJSON()),
 	)...)
 	if err != nil {
 		return nil, "", err

@@ -53,7 +53,7 @@ type Rule struct {
 	// nil leaves the limiter's default.
 	Timeout *time.Duration
 	// ProblemJSON makes the 429 an RFC 9457 problem+json body
-	// (ratelimit.WithProblemJSON).
+	// (ratelimit.WithDenyHandler(ratelimit.ProblemJSON())).
 	ProblemJSON bool
 	// DenyCache is how many denied keys the limiter remembers
 	// (ratelimit.WithDenyCache); nil leaves the limiter's default.
@@ -68,7 +68,8 @@ type Rule struct {
 // Limit is one named limit of a [Rule].
 type Limit struct {
 	// Name names the limit's policy in headers, metrics and the store's
-	// keys; the first limit's is the rule's name.
+	// keys; the first limit's names the rule's limiter, and is the rule's
+	// name unless given.
 	Name  string
 	Limit ratelimit.Limit // the budget
 	// Key keys this limit alone, such as ip for a per-address ceiling over

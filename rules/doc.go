@@ -64,9 +64,12 @@
 //     token bucket only (default 0, which means rate); algorithm is
 //     token-bucket (the default), fixed-window, sliding-window or
 //     sliding-log; key (default the rule's) keys that limit alone, such as
-//     ip for a per-address ceiling over a per-API-key limit. The first limit
-//     is the rule's own and takes its name; the others are named as given,
-//     else rule-period ("api-1h"), then "-2", "-3" if that is taken.
+//     ip for a per-address ceiling over a per-API-key limit. Every limit
+//     may be named. The first limit's name, the rule's name if it has none,
+//     names the rule's limiter: its namespace in the store, and the limiter
+//     and policy in headers and metrics; no other rule may go by it. The
+//     others are named as given, else rule-period ("api-1h"), then "-2",
+//     "-3" if that is taken.
 //   - rate, period, burst, algorithm: shorthand for a one-limit list; a
 //     rule gives these or limits, not both.
 //   - key: ip, user, route, header:NAME, or parts joined with "+" such as
@@ -85,7 +88,7 @@
 //     turns it off; default ratelimit.DefaultTimeout on stores such as
 //     Redis, none on the memory store.
 //   - problem_json: answer 429 with an RFC 9457 problem+json body
-//     (ratelimit.WithProblemJSON); default false.
+//     (ratelimit.WithDenyHandler(ratelimit.ProblemJSON())); default false.
 //   - deny_cache: how many denied keys the limiter remembers
 //     (ratelimit.WithDenyCache); 0 turns it off; default
 //     ratelimit.DefaultDenyCacheKeys on stores such as Redis, none on the

@@ -10,7 +10,8 @@ import (
 )
 
 // Limiter builds the rule's limiter on store, with opts after the rule's
-// own options (so they can override them): named after the rule, keyed by
+// own options (so they can override them): named after the first limit
+// (which is named after the rule unless it has a name of its own), keyed by
 // the first limit's key, each further limit a ratelimit.Policy. A rule
 // keyed by user needs [WithUser], which only [NewHandler] takes: Limiter
 // fails on it.
@@ -30,8 +31,12 @@ func (k keys) limiter(r Rule, store ratelimit.Store, opts []ratelimit.Option) (*
 		return nil, err
 	}
 	cost := r.Cost
+	name := limits[0].Name
+	if name == "" {
+		name = r.Name
+	}
 	all := []ratelimit.Option{
-		ratelimit.WithName(r.Name),
+		ratelimit.WithName(name),
 		ratelimit.WithKeyFunc(kf),
 		ratelimit.WithHeaders(r.Headers),
 		ratelimit.WithCost(func(*http.Request) int { return cost }),
@@ -59,7 +64,7 @@ func (k keys) limiter(r Rule, store ratelimit.Store, opts []ratelimit.Option) (*
 		all = append(all, ratelimit.WithTimeout(*r.Timeout))
 	}
 	if r.ProblemJSON {
-		all = append(all, ratelimit.WithProblemJSON())
+		all = append(all, ratelimit.WithDenyHandler(ratelimit.ProblemJSON()))
 	}
 	if r.DenyCache != nil {
 		all = append(all, ratelimit.WithDenyCache(*r.DenyCache))

@@ -132,6 +132,14 @@ func (p *parser) config(doc *yaml.Node) (*Config, error) {
 			return nil, p.fail(n, at.in("name"), "used twice (first on line %d)", line)
 		}
 		names[r.Name] = r.Line
+		// The first limit's name names the rule's limiter, its namespace in
+		// the store: no other rule may go by it.
+		if own := r.limits()[0].Name; own != r.Name {
+			if line, ok := names[own]; ok {
+				return nil, p.fail(n, at.in("limits[1].name"), "%q names another rule's limiter (line %d)", own, line)
+			}
+			names[own] = r.Line
+		}
 		if err := patterns.add(r.Match, r.Name); err != nil {
 			return nil, p.fail(n, at.in("match"), "%v", err)
 		}

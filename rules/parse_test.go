@@ -10,6 +10,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/rules"
+	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
 const sample = `
@@ -103,6 +104,35 @@ rules:
 	}
 }
 
+// TestParseNamesTheFirstLimitToo: every entry of limits may be named, the
+// first too; its name then names the rule's limiter and its policy.
+func TestParseNamesTheFirstLimitToo(t *testing.T) {
+	c, err := rules.Parse([]byte(`
+rules:
+  - name: api
+    match: "GET /api/"
+    limits:
+      - {name: burst, rate: 10, period: 1s}
+      - {rate: 1000, period: 1h}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Rules[0]
+	if r.Limits[0].Name != "burst" || r.Limits[1].Name != "api-1h" {
+		t.Fatalf("limit names %q and %q, want burst and api-1h", r.Limits[0].Name, r.Limits[1].Name)
+	}
+	store := memory.New()
+	defer store.Close()
+	l, err := c.Limiter(r, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := l.Policies(); len(p) != 2 || p[0].Name != "burst" || p[1].Name != "api-1h" {
+		t.Errorf("the limiter's policies %+v, want burst and api-1h", p)
+	}
+}
+
 func TestParseDefaults(t *testing.T) {
 	c, err := rules.Parse([]byte(`
 client_ip_header: X-Real-IP
@@ -192,7 +222,8 @@ func TestParseErrors(t *testing.T) {
 		{"bad name", rule("    rate: 1\n    period: 1s\n") + "  - {name: a/b, match: /x, rate: 1, period: 1s}\n", `line 6: rule "a/b": name: "a/b": want 1 to 64 letters`},
 		{"name twice", rule("    rate: 1\n    period: 1s\n") + "  - {name: r, match: /x, rate: 1, period: 1s}\n", `line 6: rule "r": name: used twice (first on line 2)`},
 		{"both forms", rule("    rate: 1\n    limits:\n      - {rate: 1, period: 1s}\n"), `line 4: rule "r": rate is shorthand for a one-limit list: give it or limits, not both`},
-		{"first limit named apart", rule("    limits:\n      - {name: x, rate: 1, period: 1s}\n"), `rule "r": limits[1].name: the first limit is the rule's own and takes its name, "r"`},
+		{"first limit named as another rule", rule("    limits:\n      - {name: x, rate: 1, period: 1s}\n") + "  - {name: x, match: /x, rate: 1, period: 1s}\n", `rule "x": name: used twice`},
+		{"a rule named as another's first limit", rule("    rate: 1\n    period: 1s\n") + "  - {name: x, match: /x, limits: [{name: r, rate: 1, period: 1s}]}\n", `rule "x": limits[1].name: "r" names another rule's limiter`},
 		{"limit name twice", rule("    limits:\n      - {rate: 1, period: 1s}\n      - {name: x, rate: 1, period: 1m}\n      - {name: x, rate: 1, period: 1h}\n"), `line 7: rule "r": limits[3].name: "x" is taken in this rule`},
 		{"bad proxy", "trusted_proxies: [nope]\n" + rule("    rate: 1\n    period: 1s\n"), `line 1: trusted_proxies: "nope" is not an address or a prefix`},
 		{"bad pattern", rule("    rate: 1\n    period: 1s\n") + "  - {name: x, match: \"GET\", rate: 1, period: 1s}\n", `line 6: rule "x": match: `},

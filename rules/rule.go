@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -152,10 +153,14 @@ func (p *parser) limit(n *yaml.Node, fields []pair, at place, alg ratelimit.Algo
 	return l, nil
 }
 
-// nameLimits names the rule's limits: the first after the rule, the others
-// as given or rule-period ("api-1h"), made unique with -2, -3, ...
+// nameLimits names the rule's limits: the first as given, else after the
+// rule; the others as given or rule-period ("api-1h"), made unique with -2,
+// -3, ...
 func (p *parser) nameLimits(r *Rule, limits *pair, at place) error {
-	taken := map[string]bool{r.Name: true}
+	if r.Limits[0].Name == "" {
+		r.Limits[0].Name = r.Name
+	}
+	taken := map[string]bool{r.Name: true, r.Limits[0].Name: true}
 	for j := range r.Limits {
 		l := &r.Limits[j]
 		if l.Name == "" {
@@ -166,15 +171,11 @@ func (p *parser) nameLimits(r *Rule, limits *pair, at place) error {
 		if limits != nil {
 			where = deref(limits.value.Content[j])
 		}
-		if j == 0 && l.Name != r.Name {
-			return p.fail(where, lat, "the first limit is the rule's own and takes its name, %q: leave it out", r.Name)
-		}
 		if j > 0 && taken[l.Name] {
 			return p.fail(where, lat, "%q is taken in this rule", l.Name)
 		}
 		taken[l.Name] = true
 	}
-	r.Limits[0].Name = r.Name
 	for j := 1; j < len(r.Limits); j++ {
 		l := &r.Limits[j]
 		if l.Name != "" {
@@ -204,8 +205,18 @@ func formatPeriod(d time.Duration) string {
 // WithPolicy), which holds the rule: 1 to 64 letters, digits, '.', '_' or
 // '-'.
 func validName(name string) bool {
-	return ratelimit.WithName(name)(new(ratelimit.Limiter)) == nil
+	_, err := ratelimit.New(nameCheck{}, ratelimit.PerSecond(1), ratelimit.WithName(name))
+	return err == nil
 }
+
+// nameCheck is the store of the limiter validName builds and never calls.
+type nameCheck struct{}
+
+func (nameCheck) AllowN(context.Context, string, ratelimit.Limit, int) (ratelimit.Result, error) {
+	return ratelimit.Result{}, nil
+}
+
+func (nameCheck) Local() bool { return true }
 
 // patterns checks the rules' patterns as http.ServeMux will.
 type patterns struct {

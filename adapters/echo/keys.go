@@ -1,8 +1,6 @@
 package echo
 
 import (
-	"strings"
-
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
@@ -36,8 +34,9 @@ func KeyByRoute() middleware.Extractor {
 // [ratelimit.TrustProxies]. Use it as the IdentifierExtractor of Echo's own
 // RateLimiter, whose default, c.RealIP(), believes X-Forwarded-For from
 // anyone: any client could then pick a fresh budget per request. It never
-// fails, and panics at start-up, not during a request, on the options
-// KeyByIP panics on.
+// fails, but with options KeyByIP refuses (a prefix length out of range,
+// say), for which it fails every request with a
+// [ratelimit.ErrBadConfig].
 func IdentifierByIP(opts ...ratelimit.IPOption) middleware.Extractor {
 	key := ratelimit.KeyByIP(opts...)
 	return func(c echo.Context) (string, error) { return key(c.Request()) }
@@ -48,18 +47,5 @@ func IdentifierByIP(opts ...ratelimit.IPOption) middleware.Extractor {
 // IdentifierByIP()) gives each client a budget per route. It fails if any
 // of them fails.
 func Compose(extractors ...middleware.Extractor) middleware.Extractor {
-	return func(c echo.Context) (string, error) {
-		var b strings.Builder
-		for i, f := range extractors {
-			k, err := f(c)
-			if err != nil {
-				return "", err
-			}
-			if i > 0 {
-				b.WriteByte('|')
-			}
-			b.WriteString(k)
-		}
-		return b.String(), nil
-	}
+	return ratelimit.Compose(extractors...)
 }

@@ -2,6 +2,8 @@ package echo_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -38,7 +40,7 @@ func TestKeys(t *testing.T) {
 	}
 	bridge := func(t *testing.T, key middleware.Extractor) echo.MiddlewareFunc {
 		return middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
-			Store:               echolimit.NewRateLimiterStore(newStore(t), ratelimit.PerHour(2)),
+			Store:               bridge(t, newStore(t), ratelimit.PerHour(2)),
 			IdentifierExtractor: key,
 		})
 	}
@@ -116,15 +118,16 @@ func TestRateLimiterStoreKeys(t *testing.T) {
 	for _, tc := range []struct {
 		name, identifier, key string
 	}{
-		{"an identifier is namespaced", "203.0.113.7", "echo:203.0.113.7"},
-		{"an empty identifier has the one fixed key", "", "echo:"},
-		{"a key of MaxKeyLen bytes is kept", strings.Repeat("a", ratelimit.MaxKeyLen-len("echo:")), "echo:" + strings.Repeat("a", ratelimit.MaxKeyLen-len("echo:"))},
-		{"a longer key is hashed", strings.Repeat("a", ratelimit.MaxKeyLen-len("echo:")+1), "sha256:99e621120f4d199b8af99349261bba93dc8592f50355b8307a4bef6c7f7acb96"},
+		// The limiter, named "echo", keeps the identifiers in its namespace.
+		{"an identifier is namespaced", "203.0.113.7", "echo/echo:203.0.113.7"},
+		{"an empty identifier has the one fixed key", "", "echo/echo:"},
+		{"a key of MaxKeyLen bytes is kept", strings.Repeat("a", ratelimit.MaxKeyLen-len("echo/echo:")), "echo/echo:" + strings.Repeat("a", ratelimit.MaxKeyLen-len("echo/echo:"))},
+		{"a longer key is hashed", strings.Repeat("a", ratelimit.MaxKeyLen-len("echo/echo:")+1), "sha256:" + hexSHA256("echo/echo:"+strings.Repeat("a", ratelimit.MaxKeyLen-len("echo/echo:")+1))},
 		{"a 64 KiB identifier is hashed", long, "sha256:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &keyStore{Store: newStore(t)}
-			if ok, err := echolimit.NewRateLimiterStore(store, ratelimit.PerHour(1)).Allow(tc.identifier); !ok || err != nil {
+			if ok, err := bridge(t, store, ratelimit.PerHour(1)).Allow(tc.identifier); !ok || err != nil {
 				t.Fatalf("Allow = %v, %v; want true, nil", ok, err)
 			}
 			got := store.keys[0]
@@ -136,4 +139,9 @@ func TestRateLimiterStoreKeys(t *testing.T) {
 			}
 		})
 	}
+}
+
+func hexSHA256(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }

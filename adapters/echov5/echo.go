@@ -62,7 +62,7 @@ func Middleware(l *ratelimit.Limiter, opts ...Option) echo.MiddlewareFunc {
 			if cfg.key == nil {
 				admitted = l.Admit(c.Response(), c.Request())
 			} else {
-				admitted = l.AdmitFunc(c.Response(), c.Request(), func(*http.Request) (string, error) { return cfg.key(c) })
+				admitted = l.AdmitWithKeyFunc(c.Response(), c.Request(), func(*http.Request) (string, error) { return cfg.key(c) })
 			}
 			if !admitted {
 				return nil // the limiter wrote the response

@@ -14,6 +14,17 @@ import (
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
+// bridge is a RateLimiterStore over a limiter named "echo" on store under
+// limit.
+func bridge(t *testing.T, store ratelimit.Store, limit ratelimit.Limit, opts ...ratelimit.Option) *echolimit.RateLimiterStore {
+	t.Helper()
+	l, err := ratelimit.New(store, limit, append([]ratelimit.Option{ratelimit.WithName("echo")}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return echolimit.NewRateLimiterStore(l)
+}
+
 func newStore(t *testing.T) *memory.Store {
 	s := memory.New()
 	t.Cleanup(func() { s.Close() })
@@ -76,7 +87,7 @@ func TestKeyFromContext(t *testing.T) {
 
 func TestRateLimiterStoreBridge(t *testing.T) {
 	e := echo.New()
-	e.Use(middleware.RateLimiter(echolimit.NewRateLimiterStore(newStore(t), ratelimit.PerHour(2))))
+	e.Use(middleware.RateLimiter(bridge(t, newStore(t), ratelimit.PerHour(2))))
 	e.GET("/", func(c *echo.Context) error { return c.String(200, "ok") })
 	if got, want := codes(e, plain("/"), plain("/"), plain("/")), []int{200, 200, 429}; !slices.Equal(got, want) {
 		t.Fatalf("codes %v, want %v", got, want)

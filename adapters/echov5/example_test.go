@@ -41,9 +41,13 @@ func ExampleMiddleware() {
 func ExampleNewRateLimiterStore() {
 	store := memory.New()
 	defer store.Close()
+	limiter, err := ratelimit.New(store, ratelimit.PerHour(1), ratelimit.WithName("echo"))
+	if err != nil {
+		panic(err)
+	}
 	e := echo.New()
 	e.Use(middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
-		Store:               echolimit.NewRateLimiterStore(store, ratelimit.PerHour(1)),
+		Store:               echolimit.NewRateLimiterStore(limiter),
 		IdentifierExtractor: echolimit.IdentifierByIP(),
 	}))
 	e.GET("/", func(c *echo.Context) error { return c.String(200, "hello") })
@@ -63,7 +67,11 @@ func ExampleNewRateLimiterStore() {
 func ExampleRateLimiterStore_Allow() {
 	store := memory.New()
 	defer store.Close()
-	s := echolimit.NewRateLimiterStore(store, ratelimit.PerHour(1))
+	limiter, err := ratelimit.New(store, ratelimit.PerHour(1), ratelimit.WithName("echo"))
+	if err != nil {
+		panic(err)
+	}
+	s := echolimit.NewRateLimiterStore(limiter)
 	for _, id := range []string{"ip:203.0.113.7", "ip:203.0.113.7", ""} {
 		allowed, err := s.Allow(id)
 		fmt.Printf("%q %v %v\n", id, allowed, err)
@@ -78,9 +86,13 @@ func ExampleRateLimiterStore_Allow() {
 func ExampleIdentifierByIP() {
 	store := memory.New()
 	defer store.Close()
+	limiter, err := ratelimit.New(store, ratelimit.PerHour(1), ratelimit.WithName("echo"))
+	if err != nil {
+		panic(err)
+	}
 	e := echo.New()
 	e.Use(middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
-		Store: echolimit.NewRateLimiterStore(store, ratelimit.PerHour(1)),
+		Store: echolimit.NewRateLimiterStore(limiter),
 		IdentifierExtractor: echolimit.IdentifierByIP(
 			ratelimit.TrustProxies(netip.MustParsePrefix("10.0.0.0/8"))),
 	}))
@@ -193,9 +205,13 @@ func ExampleKeyFromContext() {
 func ExampleRateLimiterStore_AllowContext() {
 	store := memory.New()
 	defer store.Close()
+	limiter, err := ratelimit.New(store, ratelimit.PerHour(1), ratelimit.WithName("echo"))
+	if err != nil {
+		panic(err)
+	}
 	e := echo.New()
 	e.Use(middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
-		Store:               echolimit.NewRateLimiterStore(store, ratelimit.PerHour(1)),
+		Store:               echolimit.NewRateLimiterStore(limiter),
 		IdentifierExtractor: echolimit.IdentifierByIP(),
 	}))
 	e.GET("/", func(c *echo.Context) error { return c.String(200, "hello") })

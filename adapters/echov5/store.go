@@ -2,11 +2,6 @@ package echo
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v5"
 	"github.com/labstack/echo/v5/middleware"
@@ -14,24 +9,26 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 )
 
-// RateLimiterStore lets Echo's own middleware.RateLimiter keep its budgets
-// in any [ratelimit.Store], such as Redis. Give the RateLimiter
-// [IdentifierByIP] as its IdentifierExtractor, to key on the client's
-// address as the limiter does: the connection's, unless trusted proxies
-// are named.
+// RateLimiterStore lets Echo's own middleware.RateLimiter decide through a
+// [ratelimit.Limiter], and so with its store (such as Redis), policies,
+// time budget, circuit breaker, deny cache and failure policy. Give the
+// RateLimiter [IdentifierByIP] as its IdentifierExtractor, to key on the
+// client's address as the limiter does: the connection's, unless trusted
+// proxies are named.
 //
+//	limiter, err := ratelimit.New(store, ratelimit.PerMinute(100), ratelimit.WithName("echo"))
+//	...
 //	e.Use(middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
-//		Store:               echolimit.NewRateLimiterStore(store, ratelimit.PerMinute(100)),
+//		Store:               echolimit.NewRateLimiterStore(limiter),
 //		IdentifierExtractor: echolimit.IdentifierByIP(),
 //	}))
 //
 // It implements middleware.RateLimiterStoreContext, so the RateLimiter
 // passes it the request, whose context reaches the store and whose response
-// gets the rate-limit headers. [Middleware] offers the limiter's other
-// options too (cost, failure policy, header styles).
+// gets the limiter's rate-limit headers. [Middleware] offers the limiter's
+// other options too (cost, header styles, the deny handler).
 type RateLimiterStore struct {
-	store ratelimit.Store
-	limit ratelimit.Limit
+	limiter *ratelimit.Limiter
 }
 
 var (
@@ -39,67 +36,48 @@ var (
 	_ middleware.RateLimiterStoreContext = (*RateLimiterStore)(nil)
 )
 
-var errNilStore = errors.New("ratelimit/adapters/echov5: RateLimiterStore with a nil store")
-
-// NewRateLimiterStore returns a RateLimiterStore that takes one token per
-// request from store under limit.
-func NewRateLimiterStore(store ratelimit.Store, limit ratelimit.Limit) *RateLimiterStore {
-	return &RateLimiterStore{store: store, limit: limit}
+// NewRateLimiterStore returns a RateLimiterStore that decides one token per
+// request through l ([ratelimit.Limiter.Allow]). Policies of l with a
+// KeyFunc of their own need a request, which Echo's interface does not
+// give: use [Middleware] for those. It panics on a nil l, at start-up
+// rather than on the first request, as Middleware does.
+func NewRateLimiterStore(l *ratelimit.Limiter) *RateLimiterStore {
+	if l == nil {
+		panic("ratelimit/adapters/echov5: NewRateLimiterStore(nil)")
+	}
+	return &RateLimiterStore{limiter: l}
 }
 
 // Allow implements middleware.RateLimiterStore: it takes one token from
-// identifier's budget, kept in the store under the key "echo:" +
-// identifier, or "sha256:" and the hex SHA-256 of that key where it would
-// be longer than [ratelimit.MaxKeyLen], so that no identifier a client
-// chooses can grow the store's keys. An empty identifier is no error: all
-// such requests share one budget, under the key "echo:", as they share one
-// in Echo's own memory store. Its errors are the store's (and
-// ErrInvalidLimit for a bad limit); Echo's RateLimiter denies a request
-// whose Allow fails. It is AllowContext without a request.
+// identifier's budget, under the key "echo:" + identifier in the limiter's
+// namespace (hashed, as the limiter hashes long keys, so that no
+// identifier a client chooses can grow the store's keys). An empty
+// identifier is no error: all such requests share one budget, as they
+// share one in Echo's own memory store. The decision has the limiter's
+// time budget. When the store fails, the limiter's failure policy answers:
+// true failing open or from the fallback store, false with the store's
+// error failing closed; Echo's RateLimiter denies a request whose Allow
+// reports false. It is AllowContext without a request.
 func (s *RateLimiterStore) Allow(identifier string) (bool, error) {
-	res, err := s.allow(context.Background(), identifier)
-	return res.Allowed, err
+	return s.allow(context.Background(), identifier, nil)
 }
 
 // AllowContext implements middleware.RateLimiterStoreContext: it is Allow
-// under the request's context (a store call ends when the client goes
-// away), and once decided it sets X-RateLimit-Limit, X-RateLimit-Remaining
-// and X-RateLimit-Reset on the response, and Retry-After on a denial, as
-// the limiter does.
+// under the request's context (a decision ends when the client goes away,
+// or within the limiter's time budget), and once decided it sets the
+// limiter's rate-limit headers on the response, with Retry-After on a
+// denial ([ratelimit.Limiter.WriteHeaders]).
 func (s *RateLimiterStore) AllowContext(c *echo.Context, identifier string) (bool, error) {
-	res, err := s.allow(c.Request().Context(), identifier)
-	if err != nil {
-		return false, err
-	}
-	h := c.Response().Header()
-	h.Set("X-RateLimit-Limit", strconv.Itoa(s.limit.Capacity()))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(ceilSeconds(res.ResetAfter), 10))
-	if !res.Allowed {
-		h.Set(echo.HeaderRetryAfter, strconv.FormatInt(max(1, ceilSeconds(res.RetryAfter)), 10))
-	}
-	return res.Allowed, nil
+	return s.allow(c.Request().Context(), identifier, c)
 }
 
-func (s *RateLimiterStore) allow(ctx context.Context, identifier string) (ratelimit.Result, error) {
-	if s.store == nil {
-		return ratelimit.Result{}, errNilStore
+func (s *RateLimiterStore) allow(ctx context.Context, identifier string, c *echo.Context) (bool, error) {
+	res, err := s.limiter.Allow(ctx, "echo:"+identifier)
+	if c != nil && err == nil { // decided: by the store or the deny cache
+		s.limiter.WriteHeaders(c.Response().Header(), res)
 	}
-	return s.store.AllowN(ctx, storeKey(identifier), s.limit, 1)
-}
-
-// storeKey namespaces an Echo identifier and bounds its length as the
-// limiter bounds its own keys.
-func storeKey(identifier string) string {
-	key := "echo:" + identifier
-	if len(key) <= ratelimit.MaxKeyLen {
-		return key
+	if res.Allowed {
+		return true, nil
 	}
-	sum := sha256.Sum256([]byte(key))
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// ceilSeconds returns d in whole seconds, rounded up.
-func ceilSeconds(d time.Duration) int64 {
-	return int64((d + time.Second - 1) / time.Second)
+	return false, err
 }

@@ -3,6 +3,7 @@ package echo_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ func TestAllowContext(t *testing.T) {
 				{"X-RateLimit-Limit": "2", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "3600", "Retry-After": ""},
 				{"X-RateLimit-Limit": "2", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "3600", "Retry-After": "1800"},
 			}},
-		{"a store error denies, with no headers", errDown,
+		{"a store error denies failing closed, with no headers", errDown,
 			[]int{429},
 			[]map[string]string{{"X-RateLimit-Limit": "", "X-RateLimit-Remaining": "", "Retry-After": ""}}},
 	} {
@@ -59,7 +60,7 @@ func TestAllowContext(t *testing.T) {
 			var denied error
 			e := echo.New()
 			e.Use(middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
-				Store:               echolimit.NewRateLimiterStore(store, ratelimit.PerHour(2)),
+				Store:               bridge(t, store, ratelimit.PerHour(2), ratelimit.WithFailClosed(), ratelimit.WithDenyCache(0), ratelimit.WithErrorHandler(func(*http.Request, error) {})),
 				IdentifierExtractor: echolimit.IdentifierByIP(),
 				DenyHandler: func(c *echo.Context, _ string, err error) error {
 					denied = err
@@ -91,13 +92,23 @@ func TestAllowContext(t *testing.T) {
 	}
 }
 
-func TestNilStore(t *testing.T) {
-	s := echolimit.NewRateLimiterStore(nil, ratelimit.PerHour(1))
-	if ok, err := s.Allow("x"); ok || err == nil {
-		t.Fatalf("Allow = %v, %v; want false and an error", ok, err)
-	}
+func TestNilLimiterPanicsAtStartUp(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("NewRateLimiterStore(nil) did not panic")
+		}
+	}()
+	echolimit.NewRateLimiterStore(nil)
+}
+
+// TestAStoreErrorFailsOpenByDefault: the bridge answers as its limiter's
+// failure policy says, open by default.
+func TestAStoreErrorFailsOpenByDefault(t *testing.T) {
+	store := &ctxStore{Store: newStore(t), err: errors.New("store down")}
+	var told int
+	s := bridge(t, store, ratelimit.PerHour(1), ratelimit.WithErrorHandler(func(*http.Request, error) { told++ }))
 	c := echo.New().NewContext(httptest.NewRequest("GET", "/", nil), httptest.NewRecorder())
-	if ok, err := s.AllowContext(c, "x"); ok || err == nil {
-		t.Fatalf("AllowContext = %v, %v; want false and an error", ok, err)
+	if ok, err := s.AllowContext(c, "x"); !ok || err != nil || told != 1 {
+		t.Fatalf("AllowContext = %v, %v, error handler told %d times; want true, nil and 1", ok, err, told)
 	}
 }

@@ -71,7 +71,7 @@ func Middleware(l *ratelimit.Limiter, opts ...Option) gin.HandlerFunc {
 		if cfg.key == nil {
 			admitted = l.Admit(c.Writer, c.Request)
 		} else {
-			admitted = l.AdmitFunc(c.Writer, c.Request, func(*http.Request) (string, error) { return cfg.key(c) })
+			admitted = l.AdmitWithKeyFunc(c.Writer, c.Request, func(*http.Request) (string, error) { return cfg.key(c) })
 		}
 		if !admitted {
 			c.Abort()

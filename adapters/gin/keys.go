@@ -1,8 +1,6 @@
 package gin
 
 import (
-	"strings"
-
 	"github.com/gin-gonic/gin"
 
 	"github.com/ratelimit-go/ratelimit"
@@ -43,18 +41,5 @@ func KeyByIP(opts ...ratelimit.IPOption) func(*gin.Context) (string, error) {
 // as [ratelimit.Compose] does: Compose(KeyByRoute(), KeyByIP()) gives each
 // client a budget per route. It fails if any of them fails.
 func Compose(fns ...func(*gin.Context) (string, error)) func(*gin.Context) (string, error) {
-	return func(c *gin.Context) (string, error) {
-		var b strings.Builder
-		for i, f := range fns {
-			k, err := f(c)
-			if err != nil {
-				return "", err
-			}
-			if i > 0 {
-				b.WriteByte('|')
-			}
-			b.WriteString(k)
-		}
-		return b.String(), nil
-	}
+	return ratelimit.Compose(fns...)
 }

@@ -57,7 +57,7 @@ func (a admitter) admit(ctx context.Context, method string,
 	if a.key == nil {
 		ok = a.l.Admit(w, r)
 	} else {
-		ok = a.l.AdmitFunc(w, r, a.key)
+		ok = a.l.AdmitWithKeyFunc(w, r, a.key)
 	}
 	md := w.metadata()
 	if ok {
@@ -70,7 +70,7 @@ func (a admitter) admit(ctx context.Context, method string,
 	// retries only a call whose server sent no headers (gRPC's A6).
 	st := callStatus(ctx, w)
 	if st.Code() == codes.ResourceExhausted {
-		if secs, err := strconv.Atoi(w.header.Get(ratelimit.HeaderRetryAfter)); err == nil && secs > 0 {
+		if secs, err := strconv.Atoi(w.header.Get("Retry-After")); err == nil && secs > 0 {
 			wait := time.Duration(secs) * time.Second
 			if md == nil {
 				md = metadata.MD{}
@@ -192,12 +192,12 @@ func (w *recorder) Write(b []byte) (int, error) {
 
 // metadataNames are the headers a limiter writes, as metadata keys.
 var metadataNames = map[string]string{
-	ratelimit.HeaderLimit:      "x-ratelimit-limit",
-	ratelimit.HeaderRemaining:  "x-ratelimit-remaining",
-	ratelimit.HeaderReset:      "x-ratelimit-reset",
-	ratelimit.HeaderRetryAfter: "retry-after",
-	ratelimit.HeaderPolicy:     "ratelimit-policy",
-	ratelimit.HeaderRateLimit:  "ratelimit",
+	"X-Ratelimit-Limit":     "x-ratelimit-limit",
+	"X-Ratelimit-Remaining": "x-ratelimit-remaining",
+	"X-Ratelimit-Reset":     "x-ratelimit-reset",
+	"Retry-After":           "retry-after",
+	"Ratelimit-Policy":      "ratelimit-policy",
+	"Ratelimit":             "ratelimit",
 }
 
 // metadata is the rate-limit headers of w as metadata, or nil. The values

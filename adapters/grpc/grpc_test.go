@@ -164,7 +164,7 @@ func (downStore) AllowN(context.Context, string, ratelimit.Limit, int) (ratelimi
 }
 
 func TestStoreFailureFollowsTheFailurePolicy(t *testing.T) {
-	quiet := ratelimit.WithErrorHandler(func(_ http.ResponseWriter, _ *http.Request, _ error) {})
+	quiet := ratelimit.WithErrorHandler(func(*http.Request, error) {})
 	open := newLimiter(t, downStore{}, ratelimit.PerMinute(1), quiet)
 	closed := newLimiter(t, downStore{}, ratelimit.PerMinute(1), quiet, ratelimit.WithFailClosed())
 	if err, _, _ := check(serve(t, nil, grpc.UnaryInterceptor(grpclimit.UnaryServerInterceptor(open))), nil); err != nil {

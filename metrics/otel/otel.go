@@ -16,6 +16,7 @@
 //	ratelimit.requests        counter    {request}  ratelimit.limiter, ratelimit.policy, ratelimit.result, ratelimit.source
 //	ratelimit.store.duration  histogram  s          ratelimit.limiter
 //	ratelimit.breaker.state   gauge      {state}    ratelimit.limiter
+//	ratelimit.store.misconfigured  counter  {request}  ratelimit.limiter
 //
 // The names follow OpenTelemetry's semantic-convention style (a dotted
 // namespace, units in UCUM, the count of a thing as its plural, as in
@@ -28,7 +29,10 @@
 // and policy are names from configuration ([ratelimit.WithName],
 // [ratelimit.Policy]), never request data, and no attribute holds a key, an
 // address or anything else a client sends. A limiter makes at most
-// policies × 4 results × 4 sources request series, 1 histogram and 1 gauge.
+// policies × 4 results × 4 sources request series, 1 histogram, 1 gauge and
+// 1 misconfiguration counter, which counts the decisions a misconfigured
+// store failed ([ratelimit.ErrMisconfiguredStore]: an answer no retry can
+// fix, such as MOVED from a single-node client).
 package otel
 
 import (
@@ -76,6 +80,7 @@ type Metrics struct {
 	requests metric.Int64Counter
 	latency  metric.Float64Histogram
 	breaker  metric.Int64Gauge
+	misconf  metric.Int64Counter
 
 	limiters sync.Map // limiter name -> *limiterSeries
 }
@@ -85,6 +90,7 @@ type Metrics struct {
 type limiterSeries struct {
 	name     string
 	latency  []metric.RecordOption
+	misconf  []metric.AddOption
 	policies sync.Map // policy name -> *policySeries
 }
 
@@ -123,7 +129,13 @@ func New(provider metric.MeterProvider) (*Metrics, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: metrics/otel: New: %w", err)
 	}
-	return &Metrics{requests: requests, latency: latency, breaker: breaker}, nil
+	misconf, err := meter.Int64Counter("ratelimit.store.misconfigured",
+		metric.WithUnit("{request}"),
+		metric.WithDescription("Decisions a misconfigured store failed: answers no retry can fix, such as MOVED, NOAUTH or WRONGTYPE."))
+	if err != nil {
+		return nil, fmt.Errorf("ratelimit: metrics/otel: New: %w", err)
+	}
+	return &Metrics{requests: requests, latency: latency, breaker: breaker, misconf: misconf}, nil
 }
 
 // Observer returns the observer to give a limiter with
@@ -161,6 +173,9 @@ func (m *Metrics) observe(p *policySeries, d ratelimit.Decision) {
 	if d.Latency > 0 || d.Source == ratelimit.FromStore {
 		m.latency.Record(ctx, d.Latency.Seconds(), p.limiter.latency...)
 	}
+	if d.Err != nil && errors.Is(d.Err, ratelimit.ErrMisconfiguredStore) {
+		m.misconf.Add(ctx, 1, p.limiter.misconf...)
+	}
 }
 
 // breakerChange records the breaker state of limiter.
@@ -173,9 +188,12 @@ func (m *Metrics) breakerChange(limiter string, state ratelimit.BreakerState) {
 func (m *Metrics) series(limiter, policy string) *policySeries {
 	v, ok := m.limiters.Load(limiter)
 	if !ok {
-		l := &limiterSeries{name: limiter, latency: []metric.RecordOption{
-			metric.WithAttributeSet(attribute.NewSet(LimiterKey.String(limiter))),
-		}}
+		set := attribute.NewSet(LimiterKey.String(limiter))
+		l := &limiterSeries{
+			name:    limiter,
+			latency: []metric.RecordOption{metric.WithAttributeSet(set)},
+			misconf: []metric.AddOption{metric.WithAttributeSet(set)},
+		}
 		v, _ = m.limiters.LoadOrStore(limiter, l)
 	}
 	l := v.(*limiterSeries)

@@ -135,7 +135,7 @@ func TestMetricsCountKnownTraffic(t *testing.T) {
 	}
 
 	got := collect(t, reader)
-	failPolicy := ratelimit.FromPolicy.String()
+	failPolicy := ratelimit.FromFailurePolicy.String()
 	want := map[string]float64{
 		"ratelimit.requests{limiter=api,policy=api,result=allowed,source=store}":                  10,
 		"ratelimit.requests{limiter=api,policy=api,result=denied,source=store}":                   5,
@@ -181,6 +181,21 @@ func TestMetricsHoldNoRequestData(t *testing.T) {
 		if strings.Contains(k, "secret") {
 			t.Errorf("series %s holds request data", k)
 		}
+	}
+}
+
+func TestMisconfiguredStoreIsCounted(t *testing.T) {
+	reader, m := newMetrics(t)
+	o := m.Observer()
+	err := fmt.Errorf("redis: MOVED 1234 10.0.0.2:6379: %w", ratelimit.ErrMisconfiguredStore)
+	for range 3 {
+		o.Decision(ratelimit.Decision{Limiter: "api", Policy: "api", Outcome: ratelimit.Errored,
+			Source: ratelimit.FromFailurePolicy, Err: err})
+	}
+	o.Decision(ratelimit.Decision{Limiter: "api", Policy: "api", Outcome: ratelimit.Errored,
+		Source: ratelimit.FromFailurePolicy, Err: errDown})
+	if got := collect(t, reader)["ratelimit.store.misconfigured{limiter=api}"]; got != 3 {
+		t.Errorf("ratelimit.store.misconfigured = %v, want 3 (not the passing failure)", got)
 	}
 }
 

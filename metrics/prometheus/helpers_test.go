@@ -50,7 +50,7 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func quiet(http.ResponseWriter, *http.Request, error) {}
+func quiet(*http.Request, error) {}
 
 func newMetrics(t *testing.T) (*prometheus.Registry, *ratelimitprom.Metrics) {
 	t.Helper()

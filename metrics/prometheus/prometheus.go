@@ -16,10 +16,11 @@
 //	ratelimit_decisions_source_total{limiter, source}   counter
 //	ratelimit_store_duration_seconds{limiter}           histogram
 //	ratelimit_breaker_state{limiter}                    gauge
+//	ratelimit_store_misconfigured_total{limiter}        counter
 //
 // result is "allowed", "denied", "dry_run_denied" or "error"
 // ([ratelimit.Outcome]); source is "store", "deny_cache", "fallback" or
-// "policy" ([ratelimit.Source]); the breaker state is 0 closed, 1 open,
+// "failure_policy" ([ratelimit.Source]); the breaker state is 0 closed, 1 open,
 // 2 half-open ([ratelimit.BreakerState]).
 //
 // Label values are bounded: limiter and policy are the names given to
@@ -28,7 +29,7 @@
 // ones to tell apart). No label holds a key, an address or anything else a
 // client sends, and nothing is created per key, so the number of series is
 // at most limiters × policies × 4 results, plus limiters × (4 sources +
-// 1 histogram + 1 breaker gauge).
+// 1 histogram + 1 breaker gauge + 1 misconfiguration counter).
 package prometheus
 
 import (
@@ -59,6 +60,9 @@ type Metrics struct {
 	sources  *prometheus.CounterVec   // limiter, source
 	latency  *prometheus.HistogramVec // limiter
 	breaker  *prometheus.GaugeVec     // limiter
+	// misconfigured counts the decisions a misconfigured store failed
+	// (ratelimit.ErrMisconfiguredStore), by limiter.
+	misconfigured *prometheus.CounterVec
 
 	limiters sync.Map // limiter name -> *limiterSeries
 }
@@ -100,7 +104,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"limiter", "policy", "result"}),
 		sources: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ratelimit_decisions_source_total",
-			Help: "Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, policy).",
+			Help: "Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, failure_policy).",
 		}, []string{"limiter", "source"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "ratelimit_store_duration_seconds",
@@ -110,6 +114,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		breaker: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "ratelimit_breaker_state",
 			Help: "State of a rate limiter's circuit breaker: 0 closed, 1 open, 2 half-open.",
+		}, []string{"limiter"}),
+		misconfigured: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ratelimit_store_misconfigured_total",
+			Help: "Decisions a rate limiter's store failed because of its configuration (a cluster node behind a single-node client, a replica, authentication, a key of another type): fix it.",
 		}, []string{"limiter"}),
 	}
 	var registered []prometheus.Collector
@@ -131,6 +139,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		return nil, err
 	}
 	if err := register(reg, &m.breaker, &registered); err != nil {
+		undo()
+		return nil, err
+	}
+	if err := register(reg, &m.misconfigured, &registered); err != nil {
 		undo()
 		return nil, err
 	}
@@ -191,6 +203,9 @@ func (m *Metrics) observe(p *policySeries, d ratelimit.Decision) {
 	}
 	if d.Latency > 0 || d.Source == ratelimit.FromStore {
 		l.latency.Observe(d.Latency.Seconds())
+	}
+	if d.Err != nil && errors.Is(d.Err, ratelimit.ErrMisconfiguredStore) {
+		m.misconfigured.WithLabelValues(d.Limiter).Inc()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -28,8 +29,7 @@ func TestMetricsCountKnownTraffic(t *testing.T) {
 	flaky.down.Store(true)
 	remote := newLimiter(t, flaky, ratelimit.PerMinute(10),
 		ratelimit.WithName("remote"), ratelimit.WithObserver(m.Observer()),
-		ratelimit.WithBreaker(ratelimit.NewBreaker(1, time.Hour)),
-		ratelimit.WithClock(clk.Now), ratelimit.WithErrorHandler(quiet))
+		ratelimit.WithBreaker(ratelimit.NewBreaker(1, time.Hour)), ratelimit.WithErrorHandler(quiet))
 
 	wantCodes(t, "api", serve(api, 15), map[int]int{200: 10, 429: 5})
 	wantCodes(t, "shadow", serve(shadow, 15), map[int]int{200: 15})
@@ -41,19 +41,19 @@ func TestMetricsCountKnownTraffic(t *testing.T) {
 # HELP ratelimit_breaker_state State of a rate limiter's circuit breaker: 0 closed, 1 open, 2 half-open.
 # TYPE ratelimit_breaker_state gauge
 ratelimit_breaker_state{limiter="remote"} 1
-# HELP ratelimit_decisions_source_total Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, policy).
+# HELP ratelimit_decisions_source_total Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, failure_policy).
 # TYPE ratelimit_decisions_source_total counter
 ratelimit_decisions_source_total{limiter="api",source="deny_cache"} 0
 ratelimit_decisions_source_total{limiter="api",source="fallback"} 0
-ratelimit_decisions_source_total{limiter="api",source="policy"} 0
+ratelimit_decisions_source_total{limiter="api",source="failure_policy"} 0
 ratelimit_decisions_source_total{limiter="api",source="store"} 15
 ratelimit_decisions_source_total{limiter="remote",source="deny_cache"} 0
 ratelimit_decisions_source_total{limiter="remote",source="fallback"} 0
-ratelimit_decisions_source_total{limiter="remote",source="policy"} 3
+ratelimit_decisions_source_total{limiter="remote",source="failure_policy"} 3
 ratelimit_decisions_source_total{limiter="remote",source="store"} 0
 ratelimit_decisions_source_total{limiter="shadow",source="deny_cache"} 0
 ratelimit_decisions_source_total{limiter="shadow",source="fallback"} 0
-ratelimit_decisions_source_total{limiter="shadow",source="policy"} 0
+ratelimit_decisions_source_total{limiter="shadow",source="failure_policy"} 0
 ratelimit_decisions_source_total{limiter="shadow",source="store"} 15
 # HELP ratelimit_requests_total Requests decided by a rate limiter, by limiter, policy and result (allowed, denied, dry_run_denied, error).
 # TYPE ratelimit_requests_total counter
@@ -90,13 +90,15 @@ ratelimit_requests_total{limiter="shadow",policy="shadow",result="error"} 0
 }
 
 func TestBreakerGaugeFollowsTheBreaker(t *testing.T) {
+	synctest.Test(t, testBreakerGaugeFollowsTheBreaker)
+}
+
+func testBreakerGaugeFollowsTheBreaker(t *testing.T) {
 	reg, m := newMetrics(t)
-	clk := newClock()
 	flaky := &flakyStore{}
 	l := newLimiter(t, flaky, ratelimit.PerMinute(10),
 		ratelimit.WithName("remote"), ratelimit.WithObserver(m.Observer()),
-		ratelimit.WithBreaker(ratelimit.NewBreaker(1, time.Minute)),
-		ratelimit.WithClock(clk.Now), ratelimit.WithErrorHandler(quiet))
+		ratelimit.WithBreaker(ratelimit.NewBreaker(1, time.Minute)), ratelimit.WithErrorHandler(quiet))
 
 	gauge := func() string {
 		t.Helper()
@@ -129,7 +131,7 @@ func TestBreakerGaugeFollowsTheBreaker(t *testing.T) {
 	// Once the cool-down ends the next request probes; it succeeds, so the
 	// breaker goes half-open and then closed.
 	flaky.down.Store(false)
-	clk.Add(time.Minute)
+	time.Sleep(time.Minute) // in the bubble: the cool-down ends at once
 	serve(l, 1)
 	if g := gauge(); g != "remote=0" {
 		t.Errorf("breaker gauge after a successful probe: %q, want remote=0 (closed)", g)
@@ -161,11 +163,11 @@ func TestFallbackDecisionsAreCountedBySource(t *testing.T) {
 	wantCodes(t, "remote", serve(l, 12), map[int]int{200: 10, 429: 2})
 
 	const want = `
-# HELP ratelimit_decisions_source_total Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, policy).
+# HELP ratelimit_decisions_source_total Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, failure_policy).
 # TYPE ratelimit_decisions_source_total counter
 ratelimit_decisions_source_total{limiter="remote",source="deny_cache"} 0
 ratelimit_decisions_source_total{limiter="remote",source="fallback"} 12
-ratelimit_decisions_source_total{limiter="remote",source="policy"} 0
+ratelimit_decisions_source_total{limiter="remote",source="failure_policy"} 0
 ratelimit_decisions_source_total{limiter="remote",source="store"} 0
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ratelimit_decisions_source_total"); err != nil {

@@ -1,7 +1,9 @@
 package prometheus_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -48,7 +50,7 @@ ratelimit_requests_total{limiter="api",policy="api",result="error"} 0
 }
 
 func TestNewFailsOnAForeignCollectorOfTheSameName(t *testing.T) {
-	const help = "Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, policy)."
+	const help = "Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, failure_policy)."
 	for _, tc := range []struct {
 		name, help             string
 		wrapsAlreadyRegistered bool
@@ -149,7 +151,9 @@ func TestAWarmedDecisionDoesNotAllocate(t *testing.T) {
 	}
 }
 
-func TestABadCostIsAnErrorOfTheStore(t *testing.T) {
+// TestABadCostIsAnErrorNotTheStores: a cost above the capacity is checked
+// before the store is asked, and counted as an error the limiter answered.
+func TestABadCostIsAnErrorNotTheStores(t *testing.T) {
 	reg, m := newMetrics(t)
 	store := memory.New()
 	defer store.Close()
@@ -158,12 +162,12 @@ func TestABadCostIsAnErrorOfTheStore(t *testing.T) {
 		ratelimit.WithCost(func(*http.Request) int { return 11 }), ratelimit.WithErrorHandler(quiet))
 	wantCodes(t, "export", serve(l, 1), map[int]int{500: 1})
 	const want = `
-# HELP ratelimit_decisions_source_total Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, policy).
+# HELP ratelimit_decisions_source_total Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, failure_policy).
 # TYPE ratelimit_decisions_source_total counter
 ratelimit_decisions_source_total{limiter="export",source="deny_cache"} 0
 ratelimit_decisions_source_total{limiter="export",source="fallback"} 0
-ratelimit_decisions_source_total{limiter="export",source="policy"} 0
-ratelimit_decisions_source_total{limiter="export",source="store"} 1
+ratelimit_decisions_source_total{limiter="export",source="failure_policy"} 1
+ratelimit_decisions_source_total{limiter="export",source="store"} 0
 # HELP ratelimit_requests_total Requests decided by a rate limiter, by limiter, policy and result (allowed, denied, dry_run_denied, error).
 # TYPE ratelimit_requests_total counter
 ratelimit_requests_total{limiter="export",policy="export",result="allowed"} 0
@@ -173,6 +177,31 @@ ratelimit_requests_total{limiter="export",policy="export",result="error"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
 		"ratelimit_requests_total", "ratelimit_decisions_source_total"); err != nil {
+		t.Error(err)
+	}
+}
+
+// misconfiguredStore fails every call as a store whose configuration is
+// wrong does, such as a single-node client on a Redis Cluster node.
+type misconfiguredStore struct{}
+
+func (misconfiguredStore) AllowN(context.Context, string, ratelimit.Limit, int) (ratelimit.Result, error) {
+	return ratelimit.Result{}, fmt.Errorf("%w: 10.0.0.1:6379 answered MOVED 1234 10.0.0.2:6379", ratelimit.ErrMisconfiguredStore)
+}
+
+// TestAMisconfiguredStoreIsCountedApart: its failures, and the open
+// breaker's that they cause, count in ratelimit_store_misconfigured_total.
+func TestAMisconfiguredStoreIsCountedApart(t *testing.T) {
+	reg, m := newMetrics(t)
+	l := newLimiter(t, misconfiguredStore{}, ratelimit.PerMinute(10),
+		ratelimit.WithName("cluster"), ratelimit.WithObserver(m.Observer()), ratelimit.WithErrorHandler(quiet))
+	wantCodes(t, "cluster", serve(l, 8), map[int]int{200: 8})
+	const want = `
+# HELP ratelimit_store_misconfigured_total Decisions a rate limiter's store failed because of its configuration (a cluster node behind a single-node client, a replica, authentication, a key of another type): fix it.
+# TYPE ratelimit_store_misconfigured_total counter
+ratelimit_store_misconfigured_total{limiter="cluster"} 8
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ratelimit_store_misconfigured_total"); err != nil {
 		t.Error(err)
 	}
 }

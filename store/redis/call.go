@@ -40,7 +40,7 @@ func (s *Store) eval(ctx context.Context, sc *script, args []any, rows []row) er
 		err = s.client.Process(ctx, cmd)
 	}
 	if err != nil {
-		return fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
+		return fmt.Errorf("ratelimit/redis: %s: %w", sc.name, classify(err, s.addr()))
 	}
 	now, err := decode(cmd.Val(), rows)
 	if err != nil {

@@ -173,7 +173,7 @@ func (ta *tally) opened() bool {
 
 func (ta *tally) String() string {
 	var b strings.Builder
-	for s := ratelimit.FromStore; s <= ratelimit.FromPolicy; s++ {
+	for s := ratelimit.FromStore; s <= ratelimit.FromFailurePolicy; s++ {
 		for o := ratelimit.Allowed; o <= ratelimit.Errored; o++ {
 			if n := ta.n[s][o].Load(); n > 0 {
 				fmt.Fprintf(&b, " %v/%v=%d", s, o, n)
@@ -226,7 +226,7 @@ func recommendedClient(t *testing.T, addr string) *goredis.Client {
 
 // countErrors is an error handler that counts the failures told to it.
 func countErrors(n *atomic.Int64) ratelimit.Option {
-	return ratelimit.WithErrorHandler(func(http.ResponseWriter, *http.Request, error) { n.Add(1) })
+	return ratelimit.WithErrorHandler(func(*http.Request, error) { n.Add(1) })
 }
 
 var okHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
@@ -244,18 +244,16 @@ func request(h http.Handler, key string, cost int) int {
 	return w.Code
 }
 
-// check decides on key at cost through l.Check, by the store: it waits for
-// the breaker to close and tries again if the store did not decide (a busy
-// machine may time out a call), for at most 3 s.
+// check decides on key at cost through l.AllowN, by the store, keyed as
+// a request with key in keyHeader: it waits for the breaker to close and
+// tries again if the store did not decide (a busy machine may time out a
+// call), for at most 3 s.
 func check(t *testing.T, l *ratelimit.Limiter, ta *tally, key string, cost int) ratelimit.Result {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	for {
 		decided := ta.get(ratelimit.FromStore, ratelimit.Allowed) + ta.get(ratelimit.FromStore, ratelimit.Denied)
-		r := httptest.NewRequest(http.MethodGet, "/", nil)
-		r.Header.Set(keyHeader, key)
-		r.Header.Set(costHeader, strconv.Itoa(cost))
-		res, err := l.Check(r)
+		res, err := l.AllowN(context.Background(), strings.ToLower(keyHeader)+":"+key, cost)
 		if err == nil && ta.get(ratelimit.FromStore, ratelimit.Allowed)+ta.get(ratelimit.FromStore, ratelimit.Denied) > decided {
 			return res
 		}

@@ -136,7 +136,7 @@ func TestFaultDebugSleep(t *testing.T) {
 	if n := ld.requests(during) - ld.code(during, http.StatusOK); n != 0 {
 		t.Errorf("%d requests during the stall not answered 200 (fail open): %s", n, ld.codes(during))
 	}
-	if ta.get(ratelimit.FromPolicy, ratelimit.Errored) == 0 {
+	if ta.get(ratelimit.FromFailurePolicy, ratelimit.Errored) == 0 {
 		t.Error("no decision failed during a 1s stall")
 	}
 	if rec.late.Load() == 0 {
@@ -277,7 +277,7 @@ func TestFaultOutOfMemory(t *testing.T) {
 	opened := logs.count("ratelimit: store failing, breaker open: the failure policy answers")
 	ld.report(t, "oom")
 	t.Logf("out of memory for 1.5s: %d requests, %d store calls, %d failed decisions; %d error log lines, %d breaker-open lines; errors %q",
-		ld.requests(during), callsOOM, ta.get(ratelimit.FromPolicy, ratelimit.Errored), errLines, opened, rec.errorTexts())
+		ld.requests(during), callsOOM, ta.get(ratelimit.FromFailurePolicy, ratelimit.Errored), errLines, opened, rec.errorTexts())
 	t.Logf("limiting resumed %v after DEL freed the memory; decisions %v", recovered.Round(time.Millisecond), ta)
 
 	if n := ld.requests(during) - ld.code(during, http.StatusOK); n != 0 {
@@ -291,7 +291,7 @@ func TestFaultOutOfMemory(t *testing.T) {
 		t.Errorf("breaker opened: %v; %d store calls for %d requests; want it open, sparing Redis", ta.opened(), callsOOM, ld.requests(during))
 	}
 	if errLines < 1 || errLines > 4 {
-		t.Errorf("%d error log lines for %d failed decisions in about 2s, want 1 to 4: at most one a second", errLines, ta.get(ratelimit.FromPolicy, ratelimit.Errored))
+		t.Errorf("%d error log lines for %d failed decisions in about 2s, want 1 to 4: at most one a second", errLines, ta.get(ratelimit.FromFailurePolicy, ratelimit.Errored))
 	}
 	if opened != 1 {
 		t.Errorf("%d breaker-open log lines, want 1", opened)

@@ -1,11 +1,86 @@
 package ratelimit
 
+// The contract between a Limiter and its stores: Store, Local, MultiStore,
+// their arguments (Take) and the checks every store makes (ValidateCall,
+// ValidateTakes), and AllowAll over any Store.
+
 import (
 	"context"
 	"errors"
 	"fmt"
 	"time"
 )
+
+// Store keeps the budgets of many keys. Implementations must be safe for
+// concurrent use by multiple goroutines. The package store/storetest has
+// the conformance suite that every Store passes.
+type Store interface {
+	// AllowN takes n tokens from key's budget under limit, atomically, if
+	// the budget holds them. A denied request takes nothing. n == 0 reports
+	// the state without taking anything. The limit travels with each call,
+	// so one store serves every policy; a key is best used with one limit.
+	//
+	// Invalid limits, n < 0, n above limit.Capacity() and an empty key are
+	// errors (see [ValidateCall]); so are a done context and a failed
+	// backend.
+	AllowN(ctx context.Context, key string, limit Limit, n int) (Result, error)
+}
+
+// Errors returned by stores and by [Limit.Validate], wrapped with detail;
+// test for them with errors.Is.
+var (
+	// ErrInvalidLimit reports a Limit that cannot be enforced.
+	ErrInvalidLimit = errors.New("ratelimit: invalid limit")
+	// ErrInvalidCost reports a negative cost n.
+	ErrInvalidCost = errors.New("ratelimit: invalid cost")
+	// ErrCostExceedsCapacity reports a cost above Limit.Capacity(): such a
+	// request could never pass, so it is refused instead of waiting forever.
+	ErrCostExceedsCapacity = errors.New("ratelimit: cost exceeds capacity")
+	// ErrEmptyKey reports an empty key.
+	ErrEmptyKey = errors.New("ratelimit: empty key")
+	// ErrMisconfiguredStore is wrapped by a store's errors that no retry
+	// can cure, only a change of configuration: a Redis Cluster node behind
+	// a single-node client (MOVED), a read-only replica, a refused
+	// authentication, a key holding data of another kind. A limiter treats
+	// them as store failures (the failure policy answers, the breaker
+	// counts them) and logs them apart, at most once a second, as what to
+	// fix.
+	ErrMisconfiguredStore = errors.New("ratelimit: store misconfigured")
+)
+
+// ValidateCall checks the arguments of [Store.AllowN], so that every store
+// refuses the same calls with the same errors.
+func ValidateCall(key string, limit Limit, n int) error {
+	if err := limit.Validate(); err != nil {
+		return err
+	}
+	if key == "" {
+		return ErrEmptyKey
+	}
+	if n < 0 {
+		return fmt.Errorf("%w: n = %d is negative", ErrInvalidCost, n)
+	}
+	if c := limit.Capacity(); n > c {
+		return fmt.Errorf("%w: n = %d, capacity %d", ErrCostExceedsCapacity, n, c)
+	}
+	return nil
+}
+
+// Local is implemented by stores that decide in the process's own memory
+// and never wait on I/O, such as store/memory. A limiter calls a Local store
+// directly: no time budget, no breaker, no deny cache, since it cannot hang
+// and has nothing to spare. Wrappers of a store should forward Local.
+type Local interface {
+	// Local reports whether the store decides in the process's memory,
+	// without I/O; a wrapper answers for the store it wraps.
+	Local() bool
+}
+
+// isLocal reports whether s says it is [Local].
+func isLocal(s Store) bool {
+	l, ok := s.(Local)
+	return ok && l.Local()
+}
 
 // Take is one limit of a request decided by [AllowAll]: n tokens of key's
 // budget under limit.
@@ -131,6 +206,6 @@ func retryFromReport(l Limit, res Result, n int) time.Duration {
 	if l.Algorithm != TokenBucket {
 		return max(res.ResetAfter, 1)
 	}
-	rest := time.Duration(float64(l.Capacity()-n) / l.PerSecondRate() * float64(time.Second))
+	rest := l.refillTime(l.Capacity()-n, roundDown)
 	return max(res.ResetAfter-rest, 1)
 }

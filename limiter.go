@@ -1,0 +1,158 @@
+package ratelimit
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Limiter limits requests per key under one or more policies: the limit
+// given to [New], and more from [WithPolicy]. It is safe for concurrent
+// use by multiple goroutines. Build it with New; mount it with
+// [Limiter.Handler], call [Limiter.Admit] from a framework adapter, or
+// [Limiter.AllowN] with a key of your own, outside HTTP.
+//
+// A request walks one pass (pass.go): skip → keys → cost checked against
+// every policy → deny cache → breaker → store within the time budget →
+// failure policy → headers → denial.
+type Limiter struct {
+	store    Store
+	policies []policy // New's limit first, then WithPolicy's
+	name     string   // the first policy's name: WithName's, or "default"
+	keyFunc  KeyFunc
+	cost     func(*http.Request) int
+	maxCost  int // the smallest capacity of the policies
+	deny     http.Handler
+	onError  func(*http.Request, error)
+	headers  HeaderStyle
+	skip     func(*http.Request) bool
+	allNames []string // RateLimit-Policy of every policy, with several
+
+	failClosed bool
+	budget     *budget // the store call's time budget; nil for none
+	breaker    *Breaker
+	denies     *denyCache
+	fallback   Store // Local
+	instances  int
+	debts      *debtLedger  // the fallback's admissions, charged to the store
+	lastAnswer atomic.Int64 // when the store last answered, in Unix ns; with a fallback
+
+	observer     Observer
+	dryRun       bool
+	errLog       throttledLog
+	misconfigLog throttledLog
+	dryLog       throttledLog
+	now          func() time.Time // time.Now; tests of the package set their own
+}
+
+// New returns a Limiter that takes tokens from store under limit, keying
+// requests by client address unless [WithKeyFunc] says otherwise. A nil
+// store, an invalid limit or a bad option is an error here, never later.
+//
+// On a store that is not [Local], such as Redis, every decision gets a time
+// budget ([DefaultTimeout]), a circuit breaker and a local deny cache by
+// default; see [WithTimeout], [WithBreaker] and [WithDenyCache].
+func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
+	if store == nil {
+		return nil, errors.New("ratelimit: New: nil store")
+	}
+	if err := limit.Validate(); err != nil {
+		return nil, fmt.Errorf("ratelimit: New: %w", err)
+	}
+	c := config{keyFunc: KeyByIP()}
+	if !isLocal(store) {
+		c.timeout = DefaultTimeout
+		c.breaker = NewBreaker(DefaultBreakerFailures, DefaultBreakerCoolDown)
+		c.denyKeys = DefaultDenyCacheKeys
+	}
+	for _, o := range opts {
+		if err := o(&c); err != nil {
+			return nil, err
+		}
+	}
+	l := &Limiter{
+		store:      store,
+		name:       "default",
+		keyFunc:    c.keyFunc,
+		cost:       c.cost,
+		deny:       c.deny,
+		onError:    c.onError,
+		headers:    c.headers,
+		skip:       c.skip,
+		failClosed: c.failClosed,
+		breaker:    c.breaker,
+		fallback:   c.fallback,
+		instances:  c.instances,
+		observer:   c.observer,
+		dryRun:     c.dryRun,
+		now:        time.Now,
+	}
+	if c.name != "" {
+		l.name = c.name
+	}
+	if l.onError == nil {
+		l.onError = l.logError
+	}
+	if err := l.setPolicies(c.name, limit, c.policies); err != nil {
+		return nil, err
+	}
+	if c.timeout > 0 {
+		l.budget = newBudget(c.timeout)
+	}
+	if c.denyKeys > 0 {
+		l.denies = newDenyCache(c.denyKeys)
+	}
+	if l.fallback != nil {
+		l.debts = newDebtLedger(DefaultDenyCacheKeys)
+	}
+	if l.breaker != nil && l.observer.BreakerChange != nil {
+		change, name := l.observer.BreakerChange, l.name
+		l.breaker.notify(func(s BreakerState) { change(name, s) })
+	}
+	return l, nil
+}
+
+// Middleware returns the middleware of [New] in one line, for
+// http.Handle("/", ratelimit.Middleware(store, limit)(handler)). Like
+// regexp.MustCompile, it panics if New would fail: use it with constant
+// configuration at start-up.
+func Middleware(store Store, limit Limit, opts ...Option) func(http.Handler) http.Handler {
+	l, err := New(store, limit, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return l.Handler
+}
+
+// Policies returns the limiter's policies: the limit given to New first,
+// named after the limiter ("default" without [WithName]), then those of
+// [WithPolicy], in order.
+func (l *Limiter) Policies() []Policy {
+	out := make([]Policy, len(l.policies))
+	for i, p := range l.policies {
+		out[i] = Policy{Name: p.name, Limit: p.limit, Key: p.key}
+	}
+	return out
+}
+
+// Breaker returns the limiter's circuit breaker, or nil if it has none.
+func (l *Limiter) Breaker() *Breaker { return l.breaker }
+
+// String describes the limiter's policies, such as
+// "api: 60 per 1m; per-ip: 120 per 1m", and dry run.
+func (l *Limiter) String() string {
+	var b strings.Builder
+	for i, p := range l.policies {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(p.name + ": " + p.limit.String())
+	}
+	if l.dryRun {
+		b.WriteString(" (dry run)")
+	}
+	return b.String()
+}

@@ -1,0 +1,236 @@
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// The one pass a decision takes, for one policy or several: keys → cost
+// checked against every policy → deny cache → breaker → store within the
+// time budget → failure policy (fallback.go) → one outcome. Admit and AllowN
+// (middleware.go) answer from the outcome.
+
+// end is how a decision's pass ended.
+type end int
+
+const (
+	decided   end = iota // the store, the deny cache or the fallback decided
+	badKey               // the KeyFunc failed: a client error, never a decision
+	badCost              // the cost or the KeyFunc's configuration is invalid: a programming error
+	gone                 // the client went away: neither served nor reported
+	undecided            // nothing decided: the failure policy answers
+)
+
+// outcome is the result of one decision's pass.
+type outcome struct {
+	end     end
+	res     Result // decided: the result the headers describe, Allowed for the request
+	best    int    // the policy res is of
+	source  Source
+	err     error         // the KeyFunc's, the cost's or the store's (also when the fallback decided)
+	latency time.Duration // of the store call; 0 if there was none
+}
+
+// pass holds a decision's takes and results, one per policy; passes are
+// pooled so that a decision allocates nothing.
+type pass struct {
+	takes   []Take
+	results []Result
+	shared  []Take // the fallback's
+	owed    []int  // the debt each take pays the store (debt.go)
+	n       int    // the request's cost
+}
+
+var passes = sync.Pool{New: func() any { return new(pass) }}
+
+func (l *Limiter) getPass() *pass {
+	p := passes.Get().(*pass)
+	n := len(l.policies)
+	if cap(p.takes) < n {
+		p.takes, p.results, p.shared, p.owed = make([]Take, n), make([]Result, n), make([]Take, n), make([]int, n)
+	}
+	p.takes, p.results, p.shared, p.owed = p.takes[:n], p.results[:n], p.shared[:n], p.owed[:n]
+	return p
+}
+
+// keyRequest keys r under every policy: keyFunc for those without a
+// KeyFunc of their own. Its error is the KeyFunc's (an empty key is a
+// missing one).
+func (l *Limiter) keyRequest(r *http.Request, keyFunc KeyFunc, p *pass) error {
+	own, err := requestKey(keyFunc, r)
+	if err != nil {
+		return err
+	}
+	for i := range l.policies {
+		pol := &l.policies[i]
+		key := own
+		if pol.key != nil {
+			if key, err = requestKey(pol.key, r); err != nil {
+				return err
+			}
+		}
+		p.takes[i] = Take{Key: pol.storeKey(key), Limit: pol.limit}
+	}
+	return nil
+}
+
+// requestKey runs f on r: its key, or its error (an empty key is a
+// missing one).
+func requestKey(f KeyFunc, r *http.Request) (string, error) {
+	key, err := f(r)
+	if err == nil && key == "" {
+		err = &MissingKeyError{What: "key", Status: http.StatusBadRequest}
+	}
+	return key, err
+}
+
+// run decides n tokens of each of p's takes, keyed already.
+func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
+	if n < 0 {
+		return outcome{end: badCost, source: FromFailurePolicy, err: fmt.Errorf("%w: n = %d is negative", ErrInvalidCost, n)}
+	}
+	if n > l.maxCost {
+		return outcome{end: badCost, source: FromFailurePolicy, err: fmt.Errorf("%w: n = %d, capacity %d", ErrCostExceedsCapacity, n, l.maxCost)}
+	}
+	p.n = n
+	for i := range p.takes {
+		p.takes[i].N, p.owed[i] = n, 0
+	}
+	var now time.Time
+	if l.denies != nil || l.breaker != nil {
+		now = l.now()
+		if l.denies != nil && l.cachedDenial(p, now) {
+			return l.summarize(p, outcome{source: FromDenyCache})
+		}
+	}
+	if ctx.Err() != nil { // the request ended before the store was asked
+		return l.ended(ctx, p, ctx.Err(), 0)
+	}
+	probe := false
+	if l.breaker != nil {
+		var ok bool
+		if ok, probe = l.breaker.allow(now); !ok {
+			return l.fallBack(ctx, p, l.breaker.openError(), 0)
+		}
+	}
+	if l.debts != nil {
+		l.charge(p)
+	}
+	var start time.Time
+	if l.observer.Decision != nil {
+		start = time.Now()
+	}
+	err := l.call(ctx, p)
+	var latency time.Duration
+	if l.observer.Decision != nil {
+		latency = time.Since(start)
+	}
+	switch l.settle(ctx, err, probe) {
+	case answered:
+		if l.denies != nil {
+			for i, t := range p.takes {
+				l.denies.record(t.Key, t.N, now, p.results[i])
+			}
+		}
+		o := l.summarize(p, outcome{latency: latency})
+		if l.debts != nil {
+			l.lastAnswer.Store(l.now().UnixNano())
+			if o.res.Allowed {
+				for i, t := range p.takes {
+					l.debts.paid(t.Key, p.owed[i])
+				}
+			}
+		}
+		return o
+	case refused:
+		return outcome{end: badCost, err: err, latency: latency}
+	case requestEnded:
+		return l.ended(ctx, p, err, latency)
+	}
+	return l.fallBack(ctx, p, err, latency)
+}
+
+// call asks the store within the time budget: AllowN for one take, AllowAll
+// for several.
+func (l *Limiter) call(ctx context.Context, p *pass) error {
+	if len(p.takes) == 1 {
+		t := &p.takes[0]
+		var err error
+		p.results[0], err = allowWithin(ctx, l.budget, l.store, t.Key, t.Limit, t.N)
+		return err
+	}
+	return allowAllWithin(ctx, l.budget, l.store, p.takes, p.results)
+}
+
+// ended answers a request whose own context ended: a client that went
+// away is not served; a request past its own deadline gets the failure
+// policy, without blaming the store.
+func (l *Limiter) ended(ctx context.Context, p *pass, err error, latency time.Duration) outcome {
+	if ctx.Err() == context.Canceled {
+		return outcome{end: gone, err: err}
+	}
+	return l.fallBack(ctx, p, err, latency)
+}
+
+// cachedDenial reports whether the deny cache denies a take of p at now,
+// and writes the results: the cached denials, and for the other policies a
+// full budget, untouched and unknown. The headers so describe the longest
+// wait of the policies the cache denies.
+func (l *Limiter) cachedDenial(p *pass, now time.Time) bool {
+	denied := false
+	for i, t := range p.takes {
+		if res, ok := l.denies.get(t.Key, t.Limit, t.N, now); ok {
+			p.results[i], denied = res, true
+		} else {
+			p.results[i] = Result{Allowed: true, Limit: t.Limit, Remaining: t.Limit.Capacity()}
+		}
+	}
+	return denied
+}
+
+// summarize completes o with p's results: the request passes if all
+// allowed, and the headers describe the most constraining.
+func (l *Limiter) summarize(p *pass, o outcome) outcome {
+	o.end = decided
+	o.best = mostConstraining(p.results)
+	o.res = p.results[o.best]
+	for _, r := range p.results {
+		if !r.Allowed {
+			o.res.Allowed = false
+		}
+	}
+	if o.res.Allowed {
+		o.res.RetryAfter = 0
+	}
+	return o
+}
+
+// violated returns the names of the policies that denied p.
+func (l *Limiter) violated(p *pass) []string {
+	var names []string
+	for i, r := range p.results {
+		if !r.Allowed {
+			if names == nil && i == len(p.results)-1 {
+				return l.policies[i].alone
+			}
+			names = append(names, l.policies[i].name)
+		}
+	}
+	return names
+}
+
+// charge adds to each take what its key owes for the fallback's
+// admissions, as much as the take can hold: the store answers for the
+// fallback's tokens too, and they are paid once it allows them.
+func (l *Limiter) charge(p *pass) {
+	for i := range p.takes {
+		t := &p.takes[i]
+		if owed := min(l.debts.owed(t.Key), t.Limit.Capacity()-t.N); owed > 0 {
+			t.N += owed
+			p.owed[i] = owed
+		}
+	}
+}
