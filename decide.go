@@ -34,7 +34,9 @@ func (l *Limiter) decide(r *http.Request, keyFunc KeyFunc) decision {
 	if err != nil {
 		return decision{err: err}
 	}
-	key = l.storeKey(key)
+	if key, err = l.storeKey(key); err != nil {
+		return decision{err: err}
+	}
 	n := 1
 	if l.cost != nil {
 		n = l.cost(r)
@@ -123,14 +125,13 @@ func isCallError(err error) bool {
 }
 
 // storeKey is the key under which the limiter keeps key's budget: in the
-// limiter's namespace, and hashed if long, so that attacker-chosen headers
-// cannot grow memory or Redis keys without bound.
-func (l *Limiter) storeKey(key string) string {
+// limiter's namespace, hashed as keyspace.go describes.
+func (l *Limiter) storeKey(key string) (string, error) {
 	return l.keys.storeKey(key, l.namespaced)
 }
 
-// namespaced is key in the limiter's namespace, hashed if long.
-func (l *Limiter) namespaced(key string) string { return boundKey(l.prefix + key) }
+// namespaced is key's store key in the limiter's namespace.
+func (l *Limiter) namespaced(key string) (string, error) { return l.space.key(l.prefix, key) }
 
 // observe tells the observer of d.
 func (l *Limiter) observe(r *http.Request, key string, d decision) {

@@ -43,6 +43,9 @@ type Limiter struct {
 	instances   int
 
 	keys        *keyCache // store keys of recent request keys
+	space       keyspace  // the namespace and hashing of store keys
+	keySecret   []byte    // WithKeySecret
+	plainKeys   bool      // WithPlainKeys
 	first       policy    // the limit given to New
 	extra       []policy  // more, from WithPolicy
 	allPolicies []string  // RateLimit-Policy listing every policy
@@ -85,9 +88,8 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	if l.policy == "" {
 		l.policy = "default"
 	}
-	// Names hold no '/', so no two limiters' namespaces overlap, and an
-	// unnamed limiter's ("/") differs from every named one's.
-	l.prefix = l.name + "/"
+	l.space = l.newKeyspace()
+	l.prefix = l.space.ns + "/"
 	l.values = newHeaderValues(l.policy, limit)
 	l.keys = newKeyCache()
 	l.first = policy{name: l.policy, limit: limit, prefix: l.prefix, values: l.values}
@@ -209,7 +211,7 @@ func (l *Limiter) fail(w http.ResponseWriter, r *http.Request, d decision) bool 
 	}
 	l.onError(w, r, err)
 	switch {
-	case errors.Is(err, ErrInvalidCost), errors.Is(err, ErrCostExceedsCapacity):
+	case errors.Is(err, ErrInvalidCost), errors.Is(err, ErrCostExceedsCapacity), errors.Is(err, ErrNoKeySecret):
 		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
 		return false
 	case l.failClosed:

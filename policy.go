@@ -67,7 +67,7 @@ func (l *Limiter) setUpPolicies() error {
 		if p.name == l.policy {
 			return fmt.Errorf("ratelimit: WithPolicy(%q): the limiter's own policy has that name", p.name)
 		}
-		p.prefix = l.name + "#" + p.name + "/"
+		p.prefix = l.space.ns + "#" + p.name + "/"
 		p.values = newHeaderValues(p.name, p.limit)
 	}
 	if len(l.extra) > 0 {
@@ -98,7 +98,11 @@ func (l *Limiter) decideAll(r *http.Request, keyFunc KeyFunc) decision {
 				return decision{err: err}
 			}
 		}
-		takes[i] = Take{Key: boundKey(p.prefix + key), Limit: p.limit, N: n}
+		sk, err := l.space.key(p.prefix, key)
+		if err != nil {
+			return decision{err: err}
+		}
+		takes[i] = Take{Key: sk, Limit: p.limit, N: n}
 	}
 	d := l.takeAll(r.Context(), takes)
 	if l.observer.Decision != nil {

@@ -43,11 +43,17 @@ func main() {
 
 	store, storeName := newStore(*redisAddr)
 	var fallback ratelimit.Store
+	// API keys reach Redis only as a keyed hash, whose secret every server
+	// sharing it must know: at least 16 random bytes, kept with your secrets.
+	keySecret := []byte(os.Getenv("RATELIMIT_KEY_SECRET"))
+	if *redisAddr != "" && len(keySecret) < ratelimit.MinKeySecretLen {
+		log.Fatal("with -redis, set RATELIMIT_KEY_SECRET to the same secret of at least 16 bytes on every server")
+	}
 	if *redisAddr != "" {
 		// While Redis fails, decide locally with a share of each limit.
 		fallback = memory.New(memory.WithMaxKeys(1_000_000))
 	}
-	s, err := app(config{store: store, rulesFile: *rulesFile, dryRun: *dryRun, fallback: fallback, instances: *instances})
+	s, err := app(config{store: store, rulesFile: *rulesFile, dryRun: *dryRun, fallback: fallback, instances: *instances, keySecret: keySecret})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -66,6 +72,7 @@ type config struct {
 	dryRun    bool
 	fallback  ratelimit.Store // nil: none
 	instances int
+	keySecret []byte // empty: none (the memory store makes its own)
 }
 
 // reloadOnHangUp reloads the rules from path on every SIGHUP, logging what
@@ -99,6 +106,9 @@ func app(c config) (*served, error) {
 		return nil, err
 	}
 	opts := []ratelimit.Option{ratelimit.WithObserver(metrics.Observer())}
+	if len(c.keySecret) > 0 {
+		opts = append(opts, ratelimit.WithKeySecret(c.keySecret))
+	}
 	if c.fallback != nil {
 		opts = append(opts, ratelimit.WithFallback(c.fallback, max(c.instances, 1)))
 	}

@@ -72,7 +72,10 @@
 //   - key: ip, user, route, header:NAME, or parts joined with "+" such as
 //     route+ip; a list means the first the request has. Default ip. user
 //     is the identity given by [WithUser]; a request without one is
-//     answered 401, unless a later alternative applies.
+//     answered 401, unless a later alternative applies. User and header
+//     keys reach the store only as a keyed hash (ratelimit.WithKeySecret):
+//     on a store shared by several servers, such as Redis, give them all
+//     the same secret with WithLimiterOptions(ratelimit.WithKeySecret(s)).
 //   - cost: tokens per request, 0 up to the smallest limit's capacity;
 //     default 1.
 //   - headers: x-ratelimit (the default), ietf, both or none

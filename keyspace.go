@@ -1,0 +1,169 @@
+package ratelimit
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"hash"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// The key namespace and hashing: how the key a KeyFunc gives becomes the
+// key of its budget in the store,
+//
+//	<namespace>/<client part>
+//
+// The namespace is the limiter's name, or "name#policy" for a further
+// policy ([WithPolicy]); an unnamed limiter's is its own (see namespace).
+// Names hold no '/' or '#', so no two namespaces overlap, and the client
+// part follows the first '/': the Redis store takes a key's Cluster slot
+// from it alone, so a client's policies share a slot.
+//
+// The client part is an address or route key as it is ("ip:192.0.2.1",
+// "route:GET /items/{id}", or several joined with '|'), hashed with SHA-256
+// if longer than MaxKeyLen; any other key (a header, the context, your own
+// KeyFunc) is "h:" and a keyed hash of it, so that secrets such as API keys
+// never reach the store, its logs or its backups.
+
+// ErrNoKeySecret reports a key that must be hashed (see [WithKeySecret])
+// on a store that is not [Local], for a limiter given neither
+// WithKeySecret nor [WithPlainKeys]: the request is answered 500 and the
+// key never reaches the store.
+var ErrNoKeySecret = errors.New("ratelimit: a key from the request (a header, the context) would reach a shared store in plain text: give every instance the same WithKeySecret, or WithPlainKeys")
+
+// keyspace makes the store keys of a limiter's policies.
+type keyspace struct {
+	ns    string     // the limiter's namespace, without the '/'
+	mac   *sync.Pool // of HMAC-SHA256 under the secret; nil without one
+	plain bool       // WithPlainKeys: no key is hashed with the secret
+}
+
+// localSecret is the keyed hash's secret of limiters on a Local store that
+// are given none: random, per process, since nothing else sees the keys.
+var localSecret = sync.OnceValue(func() []byte {
+	b := make([]byte, 32)
+	rand.Read(b) // never fails
+	return b
+})
+
+func newKeyspace(ns string, secret []byte, plain bool) keyspace {
+	k := keyspace{ns: ns, plain: plain}
+	if secret != nil && !plain {
+		k.mac = &sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }}
+	}
+	return k
+}
+
+// key returns the store key of client key raw under prefix, a namespace
+// and its '/'.
+func (k *keyspace) key(prefix, raw string) (string, error) {
+	if k.plain || isPlainKey(raw) {
+		return prefix + boundKey(raw), nil
+	}
+	if k.mac == nil {
+		return "", ErrNoKeySecret
+	}
+	m := k.mac.Get().(hash.Hash)
+	m.Reset()
+	m.Write([]byte(raw)) // no copy: the conversion does not escape
+	var sum [sha256.Size]byte
+	m.Sum(sum[:0])
+	k.mac.Put(m)
+	var b strings.Builder
+	b.Grow(len(prefix) + len(hashedKeyTag) + hashedKeyLen)
+	b.WriteString(prefix)
+	b.WriteString(hashedKeyTag)
+	var enc [hashedKeyLen]byte
+	base64.RawURLEncoding.Encode(enc[:], sum[:hashedKeyBytes])
+	b.Write(enc[:])
+	return b.String(), nil
+}
+
+const (
+	hashedKeyTag   = "h:"
+	hashedKeyBytes = 16 // 128 bits of the HMAC
+	hashedKeyLen   = 22 // their base64url
+)
+
+// isPlainKey reports whether key is made only of the address and route
+// keys of KeyByIP and KeyByRoute (and the adapters' route keys), joined
+// with '|': such keys carry no secret and stay readable in the store.
+func isPlainKey(key string) bool {
+	for part := range strings.SplitSeq(key, "|") {
+		if !isAddrKey(part) && !isRouteKey(part) {
+			return false
+		}
+	}
+	return true
+}
+
+// isAddrKey reports whether part is a key of KeyByIP: "ip:" and an address
+// or prefix as netip writes it, or UnknownAddrKey.
+func isAddrKey(part string) bool {
+	s, ok := strings.CutPrefix(part, "ip:")
+	if !ok {
+		return false
+	}
+	if part == UnknownAddrKey {
+		return true
+	}
+	if strings.IndexByte(s, '/') >= 0 {
+		p, err := netip.ParsePrefix(s)
+		return err == nil && p.String() == s
+	}
+	a, err := netip.ParseAddr(s)
+	return err == nil && a.String() == s
+}
+
+// isRouteKey reports whether part is a route key: "route:" and a pattern,
+// which holds a '/', or UnmatchedRouteKey. KeyByHeader never writes one
+// (see its doc).
+func isRouteKey(part string) bool {
+	s, ok := strings.CutPrefix(part, "route:")
+	return ok && (part == UnmatchedRouteKey || strings.IndexByte(s, '/') >= 0)
+}
+
+// unnamed numbers the unnamed limiters of a Local store.
+var unnamed atomic.Uint64
+
+// namespace returns the namespace of a limiter named name ("" if unnamed)
+// on a store that is local or not, whose policies are described by
+// policies. A named limiter's is its name. An unnamed limiter on a Local
+// store gets one of its own, "~1", "~2", ...: no other limiter shares its
+// budgets. On a shared store, an unnamed limiter's instances (one per
+// server) must find the same budgets, so its namespace is "~" and a hash
+// of its policies: unnamed limiters of different limits never share a
+// budget; two of the same limits on one shared store would, which is why
+// limiters on a shared store should be named.
+func namespace(name string, local bool, policies string) string {
+	switch {
+	case name != "":
+		return name
+	case local:
+		return "~" + strconv.FormatUint(unnamed.Add(1), 10)
+	}
+	sum := sha256.Sum256([]byte(policies))
+	return "~" + base64.RawURLEncoding.EncodeToString(sum[:9])
+}
+
+// newKeyspace makes the limiter's keyspace once its options have run: its
+// namespace, and the secret of its keyed hash (see [WithKeySecret]).
+func (l *Limiter) newKeyspace() keyspace {
+	local := isLocal(l.store)
+	var policies strings.Builder
+	policies.WriteString(l.limit.String())
+	for _, p := range l.extra {
+		policies.WriteString("; " + p.name + ": " + p.limit.String())
+	}
+	secret := l.keySecret
+	if secret == nil && local {
+		secret = localSecret()
+	}
+	return newKeyspace(namespace(l.name, local, policies.String()), secret, l.plainKeys)
+}
