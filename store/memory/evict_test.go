@@ -100,3 +100,4 @@ func TestFloodNeverFreesALimitedClient(t *testing.T) {
 		})
 	}
 }
+
