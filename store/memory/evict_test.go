@@ -100,4 +100,3 @@ func TestFloodNeverFreesALimitedClient(t *testing.T) {
 		})
 	}
 }
-
