@@ -68,7 +68,8 @@ type Rule struct {
 // Limit is one named limit of a [Rule].
 type Limit struct {
 	// Name names the limit's policy in headers, metrics and the store's
-	// keys; the first limit's is the rule's name.
+	// keys. The first limit's, the rule's name unless it is given one,
+	// names the rule's limiter: no other rule's limiter may take it.
 	Name  string
 	Limit ratelimit.Limit // the budget
 	// Key keys this limit alone, such as ip for a per-address ceiling over

@@ -64,9 +64,12 @@
 //     token bucket only (default 0, which means rate); algorithm is
 //     token-bucket (the default), fixed-window, sliding-window or
 //     sliding-log; key (default the rule's) keys that limit alone, such as
-//     ip for a per-address ceiling over a per-API-key limit. The first limit
-//     is the rule's own and takes its name; the others are named as given,
-//     else rule-period ("api-1h"), then "-2", "-3" if that is taken.
+//     ip for a per-address ceiling over a per-API-key limit. Each limit is
+//     named as given; else the first takes the rule's name and the others
+//     rule-period ("api-1h"), then "-2", "-3" if that is taken. The first
+//     limit's name names the rule's limiter (its namespace in the store,
+//     its headers and metrics), so no two rules' first limits may share a
+//     name, nor take another rule's.
 //   - rate, period, burst, algorithm: shorthand for a one-limit list; a
 //     rule gives these or limits, not both.
 //   - key: ip, user, route, header:NAME, or parts joined with "+" such as
@@ -123,7 +126,9 @@
 // and the error says why. A rule that keeps its name and fields keeps its
 // limiter (deny cache and breaker included); every limiter's keys are
 // namespaced by its name and its limits' names, so on the same store a
-// rebuilt limiter keeps the budgets of the limits that kept their names.
+// rebuilt limiter keeps the budgets of the limits that kept their names,
+// read under their new values (see [Handler.Apply] for what a tightened
+// limit can hand back once; rename a limit to start it afresh).
 // The returned [Changes] name the rules added, removed and changed:
 //
 //	h, err := rules.NewHandler(cfg, store, app)

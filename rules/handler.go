@@ -139,6 +139,7 @@ func (h *Handler) build(cfg *Config, old *ruleSet) (*ruleSet, Changes, error) {
 	set := &ruleSet{cfg: cfg, byPattern: map[string]*entry{}, byName: map[string]*entry{}}
 	keys := cfg.keys(h.opts.user)
 	pats := newPatterns()
+	limiters := limiterNames{}
 	var ch Changes
 	for i, r := range cfg.Rules {
 		fail := func(err error) (*ruleSet, Changes, error) {
@@ -146,6 +147,9 @@ func (h *Handler) build(cfg *Config, old *ruleSet) (*ruleSet, Changes, error) {
 		}
 		if _, dup := set.byName[r.Name]; dup {
 			return fail(errors.New("name used twice"))
+		}
+		if err := limiters.claim(r); err != nil {
+			return fail(err)
 		}
 		var prev *entry
 		if old != nil {

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -31,7 +32,7 @@ func (k keys) limiter(r Rule, store ratelimit.Store, opts []ratelimit.Option) (*
 	}
 	cost := r.Cost
 	all := []ratelimit.Option{
-		ratelimit.WithName(r.Name),
+		ratelimit.WithName(limits[0].Name),
 		ratelimit.WithKeyFunc(kf),
 		ratelimit.WithHeaders(r.Headers),
 		ratelimit.WithCost(func(*http.Request) int { return cost }),
@@ -72,6 +73,23 @@ func (k keys) limiter(r Rule, store ratelimit.Store, opts []ratelimit.Option) (*
 		}
 	}
 	return ratelimit.New(store, limits[0].Limit, append(all, opts...)...)
+}
+
+// limiterNames are the names rules hold: each rule's, and its limiter's
+// (its first limit's), to the rule that holds it.
+type limiterNames map[string]string
+
+// claim takes r's names, or fails if another rule holds one: two rules'
+// limiters of one name would share their budgets.
+func (m limiterNames) claim(r Rule) error {
+	first := r.limits()[0].Name
+	for _, name := range []string{r.Name, first} {
+		if other, ok := m[name]; ok && other != r.Name {
+			return fmt.Errorf("%q names rule %q or its first limit: a rule's limiter needs a name of its own", name, other)
+		}
+	}
+	m[r.Name], m[first] = r.Name, r.Name
+	return nil
 }
 
 // limits returns the rule's limits; a Rule built by hand may give Limit

@@ -121,6 +121,7 @@ func (p *parser) config(doc *yaml.Node) (*Config, error) {
 		return nil, p.fail(rules, place{field: "rules"}, "no rules")
 	}
 	names := map[string]int{}
+	limiters := limiterNames{}
 	patterns := newPatterns()
 	for i, n := range rules.Content {
 		r, err := p.rule(deref(n), i+1, proto, alg)
@@ -132,6 +133,9 @@ func (p *parser) config(doc *yaml.Node) (*Config, error) {
 			return nil, p.fail(n, at.in("name"), "used twice (first on line %d)", line)
 		}
 		names[r.Name] = r.Line
+		if err := limiters.claim(r); err != nil {
+			return nil, p.fail(n, at.in("limits[1].name"), "%v", err)
+		}
 		if err := patterns.add(r.Match, r.Name); err != nil {
 			return nil, p.fail(n, at.in("match"), "%v", err)
 		}

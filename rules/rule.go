@@ -152,9 +152,13 @@ func (p *parser) limit(n *yaml.Node, fields []pair, at place, alg ratelimit.Algo
 	return l, nil
 }
 
-// nameLimits names the rule's limits: the first after the rule, the others
-// as given or rule-period ("api-1h"), made unique with -2, -3, ...
+// nameLimits names the rule's limits: each as given, else the first after
+// the rule and the others rule-period ("api-1h"), made unique with -2, -3,
+// ... No limit but the first may take the rule's name.
 func (p *parser) nameLimits(r *Rule, limits *pair, at place) error {
+	if r.Limits[0].Name == "" {
+		r.Limits[0].Name = r.Name
+	}
 	taken := map[string]bool{r.Name: true}
 	for j := range r.Limits {
 		l := &r.Limits[j]
@@ -166,15 +170,11 @@ func (p *parser) nameLimits(r *Rule, limits *pair, at place) error {
 		if limits != nil {
 			where = deref(limits.value.Content[j])
 		}
-		if j == 0 && l.Name != r.Name {
-			return p.fail(where, lat, "the first limit is the rule's own and takes its name, %q: leave it out", r.Name)
-		}
 		if j > 0 && taken[l.Name] {
 			return p.fail(where, lat, "%q is taken in this rule", l.Name)
 		}
 		taken[l.Name] = true
 	}
-	r.Limits[0].Name = r.Name
 	for j := 1; j < len(r.Limits); j++ {
 		l := &r.Limits[j]
 		if l.Name != "" {
