@@ -57,7 +57,8 @@
 //     and metrics.
 //   - match (required): an http.ServeMux pattern such as "GET /api/"; a
 //     request goes through the limiter of the most specific rule that
-//     matches it, as ServeMux would route it, or through none.
+//     matches it, as ServeMux would route it, or through none (but see
+//     Paths below).
 //   - limits: a list of {name, rate, period, burst, algorithm, key}, all
 //     of which a request must pass, all or nothing (see below). rate and
 //     period are required; period as in time.ParseDuration; burst is for the
@@ -104,6 +105,19 @@
 // the file, line, rule and field, such as
 //
 //	rules.yaml:7: rule "api": unknown field "burts" (fields: name, match, ...)
+//
+// # Paths
+//
+// The router behind the rules may read a path otherwise than ServeMux:
+// gin and a switch on r.URL.Path see "/v1%2Flogin" as /v1/login, an app
+// that runs path.Clean sees "/v1/login/" and "/v1/x/%2e%2e/login" as
+// /v1/login, some fold case. So a request is matched under each of these
+// readings (ServeMux's, the decoded path, its path.Clean, each in lower
+// case) and passes through the limiter of every rule one of them matches:
+// no form of a path that reaches a rule's handler skips its limit. A
+// clean path without escapes, in the patterns' case, has one reading and
+// one rule, as before. The matcher assumes that the router keeps the
+// method and host and takes no other byte for '/' (not '\' nor ';').
 //
 // # All or nothing
 //
