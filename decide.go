@@ -34,7 +34,7 @@ func (l *Limiter) decide(r *http.Request, keyFunc KeyFunc) decision {
 	if err != nil {
 		return decision{err: err}
 	}
-	if key, err = l.storeKey(key); err != nil {
+	if _, key, err = l.keys.storeKey(key, l.keyParts); err != nil {
 		return decision{err: err}
 	}
 	n := 1
@@ -124,14 +124,15 @@ func isCallError(err error) bool {
 		errors.Is(err, ErrInvalidLimit) || errors.Is(err, ErrEmptyKey)
 }
 
-// storeKey is the key under which the limiter keeps key's budget: in the
-// limiter's namespace, hashed as keyspace.go describes.
-func (l *Limiter) storeKey(key string) (string, error) {
-	return l.keys.storeKey(key, l.namespaced)
+// keyParts returns the client part of request key raw in the store, and
+// its store key under the limiter's own policy: namespaced and hashed as
+// keyspace.go describes.
+func (l *Limiter) keyParts(raw string) (client, full string, err error) {
+	if client, err = l.space.client(raw); err != nil {
+		return "", "", err
+	}
+	return client, l.prefix + client, nil
 }
-
-// namespaced is key's store key in the limiter's namespace.
-func (l *Limiter) namespaced(key string) (string, error) { return l.space.key(l.prefix, key) }
 
 // observe tells the observer of d.
 func (l *Limiter) observe(r *http.Request, key string, d decision) {

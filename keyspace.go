@@ -60,11 +60,10 @@ func newKeyspace(ns string, secret []byte, plain bool) keyspace {
 	return k
 }
 
-// key returns the store key of client key raw under prefix, a namespace
-// and its '/'.
-func (k *keyspace) key(prefix, raw string) (string, error) {
+// client returns the client part of client key raw in the store.
+func (k *keyspace) client(raw string) (string, error) {
 	if k.plain || isPlainKey(raw) {
-		return prefix + boundKey(raw), nil
+		return boundKey(raw), nil
 	}
 	if k.mac == nil {
 		return "", ErrNoKeySecret
@@ -75,14 +74,10 @@ func (k *keyspace) key(prefix, raw string) (string, error) {
 	var sum [sha256.Size]byte
 	m.Sum(sum[:0])
 	k.mac.Put(m)
-	var b strings.Builder
-	b.Grow(len(prefix) + len(hashedKeyTag) + hashedKeyLen)
-	b.WriteString(prefix)
-	b.WriteString(hashedKeyTag)
-	var enc [hashedKeyLen]byte
-	base64.RawURLEncoding.Encode(enc[:], sum[:hashedKeyBytes])
-	b.Write(enc[:])
-	return b.String(), nil
+	var enc [len(hashedKeyTag) + hashedKeyLen]byte
+	copy(enc[:], hashedKeyTag)
+	base64.RawURLEncoding.Encode(enc[len(hashedKeyTag):], sum[:hashedKeyBytes])
+	return string(enc[:]), nil
 }
 
 const (

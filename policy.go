@@ -98,11 +98,11 @@ func (l *Limiter) decideAll(r *http.Request, keyFunc KeyFunc) decision {
 				return decision{err: err}
 			}
 		}
-		sk, err := l.space.key(p.prefix, key)
+		client, _, err := l.keys.storeKey(key, l.keyParts)
 		if err != nil {
 			return decision{err: err}
 		}
-		takes[i] = Take{Key: sk, Limit: p.limit, N: n}
+		takes[i] = Take{Key: p.prefix + client, Limit: p.limit, N: n}
 	}
 	d := l.takeAll(r.Context(), takes)
 	if l.observer.Decision != nil {
