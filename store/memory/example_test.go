@@ -11,7 +11,6 @@ import (
 
 func ExampleNew() {
 	store := memory.New() // at most memory.DefaultMaxKeys keys, about 65 MB
-
 	defer store.Close()
 
 	res, err := store.AllowN(context.Background(), "client-1", ratelimit.PerSecond(10), 3)
