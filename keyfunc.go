@@ -75,8 +75,9 @@ func KeyByHeader(name string) KeyFunc {
 
 // KeyByContext keys requests by a value that earlier middleware (say,
 // authentication) put in the request's context under key: a string, an
-// integer or a fmt.Stringer, such as a user id, giving "user:" + the value.
-// A request without it gets 401 "missing user".
+// integer or a fmt.Stringer, such as a user id, giving "user:" + the value,
+// which reaches the store only as a keyed hash (see [WithKeySecret]). A
+// request without it gets 401 "missing user".
 func KeyByContext(key any) KeyFunc {
 	missing := &MissingKeyError{What: "user", Status: http.StatusUnauthorized}
 	return func(r *http.Request) (string, error) {

@@ -94,8 +94,11 @@ func WithSkip(skip func(*http.Request) bool) Option {
 // key, so that limiters sharing a store keep separate budgets (a name holds
 // no '/', so no key of one limiter is ever another's), and the IETF headers
 // and metrics name the policy so. A name is 1 to 64 letters, digits, '.',
-// '_' or '-'. Without it, keys become "/" + key and the policy is named
-// "default".
+// '_' or '-'. Without it, the policy is named "default" and the limiter's
+// keys get a namespace of their own: on a [Local] store one no other
+// limiter has, on a shared store one made from its limits, so that the
+// limiter's instances on every server share it (name limiters that share
+// a store with others of the same limits).
 func WithName(name string) Option {
 	return func(l *Limiter) error {
 		if !validName(name) {
