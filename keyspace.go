@@ -63,6 +63,9 @@ func newKeyspace(ns string, secret []byte, plain bool) keyspace {
 // client returns the client part of client key raw in the store.
 func (k *keyspace) client(raw string) (string, error) {
 	if k.plain || isPlainKey(raw) {
+		if len(raw) <= MaxKeyLen {
+			return strings.Clone(raw), nil // not a piece of a larger string the cache would pin
+		}
 		return boundKey(raw), nil
 	}
 	if k.mac == nil {
@@ -70,7 +73,7 @@ func (k *keyspace) client(raw string) (string, error) {
 	}
 	m := k.mac.Get().(hash.Hash)
 	m.Reset()
-	m.Write([]byte(raw)) // no copy: the conversion does not escape
+	m.Write([]byte(raw)) // a copy, on a miss of the key cache only
 	var sum [sha256.Size]byte
 	m.Sum(sum[:0])
 	k.mac.Put(m)
