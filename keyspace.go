@@ -40,8 +40,16 @@ var ErrNoKeySecret = errors.New("ratelimit: a key from the request (a header, th
 // keyspace makes the store keys of a limiter's policies.
 type keyspace struct {
 	ns    string     // the limiter's namespace, without the '/'
-	mac   *sync.Pool // of HMAC-SHA256 under the secret; nil without one
+	mac   *sync.Pool // of *macState under the secret; nil without one
 	plain bool       // WithPlainKeys: no key is hashed with the secret
+}
+
+// macState is an HMAC-SHA256 under a limiter's secret, with room to feed
+// it a key and to read its sum without allocating.
+type macState struct {
+	h   hash.Hash
+	buf [512]byte
+	sum [sha256.Size]byte
 }
 
 // localSecret is the keyed hash's secret of limiters on a Local store that
@@ -55,7 +63,7 @@ var localSecret = sync.OnceValue(func() []byte {
 func newKeyspace(ns string, secret []byte, plain bool) keyspace {
 	k := keyspace{ns: ns, plain: plain}
 	if secret != nil && !plain {
-		k.mac = &sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }}
+		k.mac = &sync.Pool{New: func() any { return &macState{h: hmac.New(sha256.New, secret)} }}
 	}
 	return k
 }
@@ -71,15 +79,18 @@ func (k *keyspace) client(raw string) (string, error) {
 	if k.mac == nil {
 		return "", ErrNoKeySecret
 	}
-	m := k.mac.Get().(hash.Hash)
-	m.Reset()
-	m.Write([]byte(raw)) // a copy, on a miss of the key cache only
-	var sum [sha256.Size]byte
-	m.Sum(sum[:0])
-	k.mac.Put(m)
+	m := k.mac.Get().(*macState)
+	m.h.Reset()
+	for rest := raw; rest != ""; { // in pieces: no copy of a long key
+		n := copy(m.buf[:], rest)
+		m.h.Write(m.buf[:n])
+		rest = rest[n:]
+	}
+	m.h.Sum(m.sum[:0])
 	var enc [len(hashedKeyTag) + hashedKeyLen]byte
 	copy(enc[:], hashedKeyTag)
-	base64.RawURLEncoding.Encode(enc[len(hashedKeyTag):], sum[:hashedKeyBytes])
+	base64.RawURLEncoding.Encode(enc[len(hashedKeyTag):], m.sum[:hashedKeyBytes])
+	k.mac.Put(m)
 	return string(enc[:]), nil
 }
 
