@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gin-gonic/gin"
+	"github.com/labstack/echo/v4"
 
 	"github.com/ratelimit-go/ratelimit/rules"
 	"github.com/ratelimit-go/ratelimit/store/memory"
@@ -41,6 +42,12 @@ func TestRulesHoldWhateverTheRouterMakesOfThePath(t *testing.T) {
 			e := gin.New()
 			e.POST("/v1/login", gin.WrapF(login))
 			e.NoRoute(gin.WrapF(other))
+			return e
+		}},
+		{"Echo", func(login, other http.HandlerFunc) http.Handler {
+			e := echo.New()
+			e.POST("/v1/login", echo.WrapHandler(login))
+			e.Any("/*", echo.WrapHandler(other))
 			return e
 		}},
 		{"a switch on r.URL.Path", func(login, other http.HandlerFunc) http.Handler {
