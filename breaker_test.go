@@ -115,7 +115,7 @@ func TestBreakerOpenErrorReachesTheErrorHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.Allow(context.Background(), "k") // the store fails: the breaker opens
+	l.Allow(context.Background(), "ip:192.0.2.1") // the store fails: the breaker opens
 	for range 2 {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		l.Admit(httptest.NewRecorder(), r)

@@ -117,8 +117,10 @@ func GroupIPv6ByPrefix(bits int) IPOption { return func(c *ipConfig) { c.v6Bits 
 func GroupIPv4ByPrefix(bits int) IPOption { return func(c *ipConfig) { c.v4Bits = bits } }
 
 // KeyByIP keys requests by client address: "ip:203.0.113.7", or for IPv6
-// the /64 network, "ip:2001:db8:1:2::/64". IPv4-mapped IPv6 addresses and
-// prefixes count as IPv4; zones are dropped.
+// the /64 network, "ip:2001:db8:1:2::/64". IPv6 addresses that stand for
+// an IPv4 host count as that IPv4 address: IPv4-mapped and -compatible
+// ones, NAT64 (64:ff9b::/96, 64:ff9b:1::/48), 6to4 (2002::/16) and Teredo
+// (2001::/32); so do IPv4-mapped trusted prefixes. Zones are dropped.
 //
 // By default it uses the connection's address (r.RemoteAddr) and ignores
 // X-Forwarded-For and similar headers, which any client can forge. Behind
@@ -223,6 +225,7 @@ func (c *ipConfig) isTrusted(a netip.Addr) bool {
 }
 
 func (c *ipConfig) key(a netip.Addr) string {
+	a = embeddedIPv4(a)
 	bits, full := c.v6Bits, 128
 	if a.Is4() {
 		bits, full = c.v4Bits, 32

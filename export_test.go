@@ -1,5 +1,7 @@
 package ratelimit
 
+import "net/http"
+
 // DenyCacheLen returns how many denials l's deny cache holds.
 func DenyCacheLen(l *Limiter) int {
 	if l.denies == nil {
@@ -13,4 +15,21 @@ func DenyCacheLen(l *Limiter) int {
 		sh.mu.Unlock()
 	}
 	return n
+}
+
+// Check decides on r as Admit does and writes nothing: the result the
+// headers would describe, and the error of the KeyFunc, the cost or the
+// store (also when the fallback decided). For tests of keys.
+func (l *Limiter) Check(r *http.Request) (Result, error) {
+	p := l.getPass()
+	defer passes.Put(p)
+	if err := l.keyRequest(r, l.keyFunc, p); err != nil {
+		return Result{}, err
+	}
+	n := 1
+	if l.cost != nil {
+		n = l.cost(r)
+	}
+	o := l.run(r.Context(), n, p)
+	return o.res, o.err
 }

@@ -137,7 +137,7 @@ func TestAFlappingStoreDoesNotGiveTwoBudgets(t *testing.T) {
 				}()
 				admitted := 0
 				for i := range 6000 { // a minute
-					if res, _ := fleet[i%instances].Allow(context.Background(), "k"); res.Allowed {
+					if res, _ := fleet[i%instances].Allow(context.Background(), "ip:192.0.2.1"); res.Allowed {
 						admitted++
 					}
 					time.Sleep(10 * time.Millisecond)
@@ -166,7 +166,7 @@ func TestAFallbackOutlastsALongOutage(t *testing.T) {
 		}
 		admitted := 0
 		for range 6000 { // ten minutes, 10 a second
-			if res, _ := l.Allow(context.Background(), "k"); res.Allowed {
+			if res, _ := l.Allow(context.Background(), "ip:192.0.2.1"); res.Allowed {
 				admitted++
 			}
 			time.Sleep(100 * time.Millisecond)

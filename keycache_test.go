@@ -10,7 +10,7 @@ import (
 // than slots, each answer the one the key's own function gives.
 func TestKeyCacheAnswersEveryKeyWithItsOwn(t *testing.T) {
 	c := newKeyCache()
-	full := func(raw string) string { return "ns/" + raw }
+	parts := func(raw string) (string, string, error) { return raw, "ns/" + raw, nil }
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)
@@ -18,7 +18,7 @@ func TestKeyCacheAnswersEveryKeyWithItsOwn(t *testing.T) {
 			defer wg.Done()
 			for i := range 20_000 {
 				raw := fmt.Sprint("k", (i*7+g)%10_000)
-				if got := c.storeKey(raw, full); got != "ns/"+raw {
+				if client, got, _ := c.storeKey(raw, parts); got != "ns/"+raw || client != raw {
 					t.Errorf("storeKey(%q) = %q", raw, got)
 					return
 				}

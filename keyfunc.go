@@ -35,9 +35,11 @@ func (e *MissingKeyError) Error() string { return "ratelimit: missing " + e.What
 // Is makes errors.Is(err, ErrMissingKey) true.
 func (e *MissingKeyError) Is(target error) bool { return target == ErrMissingKey }
 
-// MaxKeyLen is the longest key passed to a store as it is; a longer one is
-// replaced by "sha256:" and its hash, so that attacker-chosen headers or
-// paths cannot grow memory or Redis keys without bound.
+// MaxKeyLen is the longest client key that reaches a store as it is, after
+// the limiter's namespace; a longer one is replaced by "sha256:" and its
+// hash, so that attacker-chosen headers cannot grow memory or Redis keys
+// without bound. Keys from headers or the context are hashed whatever
+// their length (see [WithKeySecret]).
 const MaxKeyLen = 128
 
 // boundKey returns key, or its hash if it is longer than MaxKeyLen.
@@ -50,13 +52,18 @@ func boundKey(key string) string {
 }
 
 // KeyByHeader keys requests by the value of a header, such as an API key:
-// KeyByHeader("X-API-Key") gives "x-api-key:" + the value. A request
-// without the header gets 400 "missing X-Api-Key header" (the header's
-// canonical name); compose with [FirstOf] to fall back to another key
-// instead.
+// KeyByHeader("X-API-Key") gives "x-api-key:" + the value, which reaches
+// the store only as a keyed hash (see [WithKeySecret]). A request without
+// the header gets 400 "missing X-Api-Key header" (the header's canonical
+// name); compose with [FirstOf] to fall back to another key instead. A
+// header named Ip or Route gives "header:ip:" or "header:route:" + the
+// value, never the form of an address or route key.
 func KeyByHeader(name string) KeyFunc {
 	canonical := http.CanonicalHeaderKey(name)
 	prefix := strings.ToLower(canonical) + ":"
+	if prefix == "ip:" || prefix == "route:" {
+		prefix = "header:" + prefix
+	}
 	missing := &MissingKeyError{What: canonical + " header", Status: http.StatusBadRequest}
 	return func(r *http.Request) (string, error) {
 		v := r.Header.Get(canonical)
@@ -70,7 +77,8 @@ func KeyByHeader(name string) KeyFunc {
 // KeyByContext keys requests by a value that earlier middleware (say,
 // authentication) put in the request's context under key: a string, any
 // integer type, a fmt.Stringer, or a named type of a string or an integer
-// (type UserID int64), such as a user id, giving "user:" + the value. A
+// (type UserID int64), such as a user id, giving "user:" + the value,
+// which reaches the store only as a keyed hash (see [WithKeySecret]). A
 // request without it, or with an empty one, gets 401 "missing user".
 func KeyByContext(key any) KeyFunc {
 	missing := &MissingKeyError{What: "user", Status: http.StatusUnauthorized}

@@ -21,6 +21,7 @@ import (
 type Limiter struct {
 	store    Store
 	policies []policy // New's limit first, then WithPolicy's
+	space    keyspace // the namespace and hashing of its store keys
 	name     string   // the first policy's name: WithName's, or "default"
 	keyFunc  KeyFunc
 	cost     func(*http.Request) int
@@ -73,6 +74,12 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 			return nil, err
 		}
 	}
+	for _, p := range c.policies {
+		c.ownKeys = c.ownKeys || p.Key != nil
+	}
+	if c.ownKeys && !isLocal(store) && c.keySecret == nil && !c.plainKeys {
+		return nil, fmt.Errorf("ratelimit: New: %w", errNeedKeySecret)
+	}
 	l := &Limiter{
 		store:      store,
 		name:       "default",
@@ -96,7 +103,8 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	if l.onError == nil {
 		l.onError = l.logError
 	}
-	if err := l.setPolicies(c.name, limit, c.policies); err != nil {
+	l.space = limiterKeyspace(store, c.name, limit, &c)
+	if err := l.setPolicies(limit, c.policies); err != nil {
 		return nil, err
 	}
 	if c.timeout > 0 {

@@ -115,7 +115,11 @@ func (l *Limiter) AllowN(ctx context.Context, key string, n int) (Result, error)
 		if pol.key != nil {
 			return Result{}, fmt.Errorf("ratelimit: AllowN: policy %q keys requests with a KeyFunc of its own: use Admit", pol.name)
 		}
-		p.takes[i] = Take{Key: pol.storeKey(key), Limit: pol.limit}
+		sk, err := pol.storeKey(key)
+		if err != nil {
+			return Result{}, err
+		}
+		p.takes[i] = Take{Key: sk, Limit: pol.limit}
 	}
 	o := l.run(ctx, n, p)
 	if l.observer.Decision != nil {

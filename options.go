@@ -32,6 +32,9 @@ type config struct {
 	instances  int
 	observer   Observer
 	dryRun     bool
+	keySecret  []byte // WithKeySecret
+	plainKeys  bool   // WithPlainKeys
+	ownKeys    bool   // WithKeyFunc, or a policy with a KeyFunc of its own
 }
 
 // WithKeyFunc sets how requests are keyed; the default is [KeyByIP]().
@@ -43,7 +46,7 @@ func WithKeyFunc(f KeyFunc) Option {
 		if err := keyFuncError(f); err != nil {
 			return err
 		}
-		c.keyFunc = f
+		c.keyFunc, c.ownKeys = f, true
 		return nil
 	}
 }
@@ -117,8 +120,11 @@ func WithSkip(skip func(*http.Request) bool) Option {
 // key, so that limiters sharing a store keep separate budgets (a name holds
 // no '/', so no key of one limiter is ever another's), and the IETF headers
 // and metrics name the policy so. A name is 1 to 64 letters, digits, '.',
-// '_' or '-'. Without it, keys become "/" + key and the policy is named
-// "default".
+// '_' or '-'. Without it, the policy is named "default" and the limiter's
+// keys get a namespace of their own: on a [Local] store one no other
+// limiter has, on a shared store one made from its limits, so that the
+// limiter's instances on every server share it (name limiters that share
+// a store with others of the same limits).
 func WithName(name string) Option {
 	return func(c *config) error {
 		if !validName(name) {

@@ -72,7 +72,11 @@ func (l *Limiter) keyRequest(r *http.Request, keyFunc KeyFunc, p *pass) error {
 				return err
 			}
 		}
-		p.takes[i] = Take{Key: pol.storeKey(key), Limit: pol.limit}
+		sk, err := pol.storeKey(key)
+		if err != nil {
+			return err
+		}
+		p.takes[i] = Take{Key: sk, Limit: pol.limit}
 	}
 	return nil
 }

@@ -55,35 +55,44 @@ type policy struct {
 	name   string
 	limit  Limit
 	key    KeyFunc // nil: the limiter's
-	prefix string  // its keys' namespace in the store
+	prefix string  // its keys' namespace in the store and its '/'
+	space  *keyspace
 	keys   *keyCache
 	values headerValues
 	alone  []string // {name}: the violated policies when it alone denies
 }
 
 // storeKey is the key under which the policy keeps the budget of the
-// client key: in the policy's namespace, and hashed if long, so that
-// attacker-chosen headers cannot grow memory or Redis keys without bound.
-// Recent keys come from a cache, without allocating.
-func (p *policy) storeKey(key string) string {
-	return p.keys.storeKey(key, p.namespaced)
+// client key: in the policy's namespace, with its client part hashed as
+// keyspace.go describes, so that attacker-chosen headers cannot grow memory
+// or Redis keys without bound and secrets never reach the store. Recent
+// keys come from a cache, without allocating.
+func (p *policy) storeKey(key string) (string, error) {
+	_, full, err := p.keys.storeKey(key, p.keyParts)
+	return full, err
 }
 
-// namespaced is key in the policy's namespace, hashed if long.
-func (p *policy) namespaced(key string) string { return boundKey(p.prefix + key) }
+// keyParts returns the client part of request key raw in the store, and
+// its store key under the policy.
+func (p *policy) keyParts(raw string) (client, full string, err error) {
+	if client, err = p.space.client(raw); err != nil {
+		return "", "", err
+	}
+	return client, p.prefix + client, nil
+}
 
-// setPolicies makes the limiter's policies: the first, limit, in the
-// namespace name + "/"; each of extra in "name#policy/". Names hold no '#'
-// or '/', so no two policies' or limiters' namespaces overlap, and an
-// unnamed limiter's ("/") differs from every named one's.
-func (l *Limiter) setPolicies(name string, limit Limit, extra []Policy) error {
+// setPolicies makes the limiter's policies in the namespace of l.space:
+// the first, limit, in ns + "/"; each of extra in "ns#policy/". Names hold
+// no '#' or '/', so no two policies' or limiters' namespaces overlap.
+func (l *Limiter) setPolicies(limit Limit, extra []Policy) error {
+	ns := l.space.ns
 	l.policies = make([]policy, 0, 1+len(extra))
-	l.policies = append(l.policies, policy{name: l.name, limit: limit, prefix: name + "/"})
+	l.policies = append(l.policies, policy{name: l.name, limit: limit, prefix: ns + "/", space: &l.space})
 	for _, p := range extra {
 		if p.Name == l.name {
 			return fmt.Errorf("ratelimit: WithPolicy(%q): the limiter's own policy has that name", p.Name)
 		}
-		l.policies = append(l.policies, policy{name: p.Name, limit: p.Limit, key: p.Key, prefix: name + "#" + p.Name + "/"})
+		l.policies = append(l.policies, policy{name: p.Name, limit: p.Limit, key: p.Key, prefix: ns + "#" + p.Name + "/", space: &l.space})
 	}
 	l.maxCost = limit.Capacity()
 	all := make([]string, len(l.policies))

@@ -48,11 +48,21 @@ func main() {
 		log.Fatal(err)
 	}
 	var fallback ratelimit.Store
+	// API keys reach Redis only as a keyed hash, whose secret every server
+	// sharing it must know: at least 16 random bytes, kept with your secrets.
+	keySecret := []byte(os.Getenv("RATELIMIT_KEY_SECRET"))
+	if *redisAddr != "" && len(keySecret) == 0 {
+		keySecret = []byte(demoKeySecret)
+		log.Printf("RATELIMIT_KEY_SECRET is not set: API keys reach Redis hashed under the example's own demo secret; set it, the same on every server, in production")
+	}
+	if len(keySecret) > 0 && len(keySecret) < ratelimit.MinKeySecretLen {
+		log.Fatalf("RATELIMIT_KEY_SECRET holds %d bytes: want at least %d", len(keySecret), ratelimit.MinKeySecretLen)
+	}
 	if *redisAddr != "" {
 		// While Redis fails, decide locally with a share of each limit.
 		fallback = memory.New(memory.WithMaxKeys(1_000_000))
 	}
-	s, err := app(config{store: store, rulesFile: *rulesFile, dryRun: *dryRun, fallback: fallback, instances: *instances})
+	s, err := app(config{store: store, rulesFile: *rulesFile, dryRun: *dryRun, fallback: fallback, instances: *instances, keySecret: keySecret})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -64,6 +74,11 @@ func main() {
 	log.Fatal(srv.ListenAndServe())
 }
 
+// demoKeySecret is the secret of the keyed hash of API keys when
+// RATELIMIT_KEY_SECRET is not set: every instance of the example shares it,
+// so that they share budgets; a real service keeps its own with its secrets.
+const demoKeySecret = "ratelimit example: not a secret"
+
 // config is what the example serves with.
 type config struct {
 	store     ratelimit.Store
@@ -71,6 +86,7 @@ type config struct {
 	dryRun    bool
 	fallback  ratelimit.Store // nil: none
 	instances int
+	keySecret []byte // empty: none (the memory store makes its own)
 }
 
 // reloadOnHangUp reloads the rules from path on every SIGHUP, logging what
@@ -104,6 +120,9 @@ func app(c config) (*served, error) {
 		return nil, err
 	}
 	opts := []ratelimit.Option{ratelimit.WithObserver(metrics.Observer())}
+	if len(c.keySecret) > 0 {
+		opts = append(opts, ratelimit.WithKeySecret(c.keySecret))
+	}
 	if c.fallback != nil {
 		opts = append(opts, ratelimit.WithFallback(c.fallback, max(c.instances, 1)))
 	}

@@ -57,7 +57,8 @@
 //     and metrics.
 //   - match (required): an http.ServeMux pattern such as "GET /api/"; a
 //     request goes through the limiter of the most specific rule that
-//     matches it, as ServeMux would route it, or through none.
+//     matches it, as ServeMux would route it, or through none (but see
+//     Paths below).
 //   - limits: a list of {name, rate, period, burst, algorithm, key}, all
 //     of which a request must pass, all or nothing (see below). rate and
 //     period are required; period as in time.ParseDuration; burst is for the
@@ -75,7 +76,10 @@
 //   - key: ip, user, route, header:NAME, or parts joined with "+" such as
 //     route+ip; a list means the first the request has. Default ip. user
 //     is the identity given by [WithUser]; a request without one is
-//     answered 401, unless a later alternative applies.
+//     answered 401, unless a later alternative applies. User and header
+//     keys reach the store only as a keyed hash (ratelimit.WithKeySecret):
+//     on a store shared by several servers, such as Redis, give them all
+//     the same secret with WithLimiterOptions(ratelimit.WithKeySecret(s)).
 //   - cost: tokens per request, 0 up to the smallest limit's capacity;
 //     default 1.
 //   - headers: x-ratelimit (the default), ietf, both or none
@@ -102,6 +106,19 @@
 //
 //	rules.yaml:7: rule "api": unknown field "burts" (fields: name, match, ...)
 //
+// # Paths
+//
+// The router behind the rules may read a path otherwise than ServeMux:
+// gin and a switch on r.URL.Path see "/v1%2Flogin" as /v1/login, an app
+// that runs path.Clean sees "/v1/login/" and "/v1/x/%2e%2e/login" as
+// /v1/login, some fold case. So a request is matched under each of these
+// readings (ServeMux's, the decoded path, its path.Clean, each in lower
+// case) and passes through the limiter of every rule one of them matches:
+// no form of a path that reaches a rule's handler skips its limit. A
+// clean path without escapes, in the patterns' case, has one reading and
+// one rule, as before. The matcher assumes that the router keeps the
+// method and host and takes no other byte for '/' (not '\' nor ';').
+//
 // # All or nothing
 //
 // A request passes only if every limit of its rule allows it, and a denied
@@ -123,7 +140,9 @@
 // and the error says why. A rule that keeps its name and fields keeps its
 // limiter (deny cache and breaker included); every limiter's keys are
 // namespaced by its name and its limits' names, so on the same store a
-// rebuilt limiter keeps the budgets of the limits that kept their names.
+// rebuilt limiter keeps the budgets of the limits that kept their names,
+// read under their new values (see [Handler.Apply] for what a tightened
+// limit can hand back once; rename a limit to start it afresh).
 // The returned [Changes] name the rules added, removed and changed:
 //
 //	h, err := rules.NewHandler(cfg, store, app)

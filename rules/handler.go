@@ -44,7 +44,11 @@ func WithLimiterOptions(opts ...ratelimit.Option) Option {
 // A request that matches a rule's pattern (as http.ServeMux matches, most
 // specific first) passes through that rule's limiter first; one that
 // matches none goes straight to next. The rules only choose limiters: next
-// still routes the request.
+// still routes the request, and may read its path otherwise than ServeMux
+// (decoded, through path.Clean, in lower case), so a request passes
+// through the limiter of every rule that one of those readings matches,
+// as match.go describes: no form of a path that reaches a rule's handler
+// skips the rule's limit.
 type Handler struct {
 	store ratelimit.Store
 	next  http.Handler
@@ -60,6 +64,11 @@ type ruleSet struct {
 	mux       *http.ServeMux // the rules' patterns, to match requests
 	byPattern map[string]*entry
 	byName    map[string]*entry
+
+	// The patterns in lower case, for routers that fold case: see match.go.
+	folded   patterns
+	byFolded map[string][]*entry
+	upper    bool // a pattern has upper case
 }
 
 type entry struct {
@@ -94,18 +103,15 @@ func (c *Config) Handler(store ratelimit.Store, next http.Handler, opts ...ratel
 // rule set in force, then to next; a request no rule matches goes straight
 // to next.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	set := h.set.Load()
-	_, pattern := set.mux.Handler(req)
-	e, ok := set.byPattern[pattern]
-	if !ok {
-		h.next.ServeHTTP(w, req)
-		return
+	var buf [maxHits]hit
+	for _, hit := range h.set.Load().hits(req, buf[:0]) {
+		keyed := req.WithContext(req.Context()) // the limiter sees the rule's pattern
+		keyed.Pattern = hit.pattern
+		if !hit.e.limiter.Admit(w, keyed) {
+			return
+		}
 	}
-	keyed := req.WithContext(req.Context()) // the limiter sees the rule's pattern
-	keyed.Pattern = pattern
-	if e.limiter.Admit(w, keyed) {
-		h.next.ServeHTTP(w, req)
-	}
+	h.next.ServeHTTP(w, req)
 }
 
 // Config returns the rules in force. Do not change it.
@@ -139,6 +145,7 @@ func (h *Handler) build(cfg *Config, old *ruleSet) (*ruleSet, Changes, error) {
 	set := &ruleSet{cfg: cfg, byPattern: map[string]*entry{}, byName: map[string]*entry{}}
 	keys := cfg.keys(h.opts.user)
 	pats := newPatterns()
+	limiters := limiterNames{}
 	var ch Changes
 	for i, r := range cfg.Rules {
 		fail := func(err error) (*ruleSet, Changes, error) {
@@ -146,6 +153,9 @@ func (h *Handler) build(cfg *Config, old *ruleSet) (*ruleSet, Changes, error) {
 		}
 		if _, dup := set.byName[r.Name]; dup {
 			return fail(errors.New("name used twice"))
+		}
+		if err := limiters.claim(r); err != nil {
+			return fail(err)
 		}
 		var prev *entry
 		if old != nil {
@@ -181,5 +191,8 @@ func (h *Handler) build(cfg *Config, old *ruleSet) (*ruleSet, Changes, error) {
 		}
 	}
 	set.mux = pats.mux
+	if err := set.fold(cfg.Rules); err != nil {
+		return nil, Changes{}, err
+	}
 	return set, ch, nil
 }

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -57,6 +58,12 @@ func (k keys) limiter(r Rule, store ratelimit.Store, opts []ratelimit.Option) (*
 	if r.DryRun {
 		all = append(all, ratelimit.WithDryRun())
 	}
+	if addressesOnly(r) {
+		// Address and route keys are stored as they are whatever the
+		// secret: on a shared store such a rule needs none (a
+		// WithKeySecret of WithLimiterOptions, after it, still applies).
+		all = append(all, ratelimit.WithPlainKeys())
+	}
 	if r.FailClosed {
 		all = append(all, ratelimit.WithFailClosed())
 	}
@@ -77,6 +84,23 @@ func (k keys) limiter(r Rule, store ratelimit.Store, opts []ratelimit.Option) (*
 		}
 	}
 	return ratelimit.New(store, limits[0].Limit, append(all, opts...)...)
+}
+
+// limiterNames are the names rules hold: each rule's, and its limiter's
+// (its first limit's), to the rule that holds it.
+type limiterNames map[string]string
+
+// claim takes r's names, or fails if another rule holds one: two rules'
+// limiters of one name would share their budgets.
+func (m limiterNames) claim(r Rule) error {
+	first := r.limits()[0].Name
+	for _, name := range []string{r.Name, first} {
+		if other, ok := m[name]; ok && other != r.Name {
+			return fmt.Errorf("%q names rule %q or its first limit: a rule's limiter needs a name of its own", name, other)
+		}
+	}
+	m[r.Name], m[first] = r.Name, r.Name
+	return nil
 }
 
 // limits returns the rule's limits; a Rule built by hand may give Limit
@@ -124,4 +148,23 @@ func (r Rule) String() string {
 		b.WriteString(" (" + strings.Join(extra, ", ") + ")")
 	}
 	return b.String()
+}
+
+// addressesOnly reports whether every key of r is made of ip and route
+// parts, which hold no secret.
+func addressesOnly(r Rule) bool {
+	lists := [][]string{r.key()}
+	for _, l := range r.limits() {
+		lists = append(lists, l.Key)
+	}
+	for _, alts := range lists {
+		for _, alt := range alts {
+			for _, part := range strings.Split(alt, "+") {
+				if p := strings.TrimSpace(part); p != "ip" && p != "route" {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }

@@ -121,6 +121,7 @@ func (p *parser) config(doc *yaml.Node) (*Config, error) {
 		return nil, p.fail(rules, place{field: "rules"}, "no rules")
 	}
 	names := map[string]int{}
+	limiters := limiterNames{}
 	patterns := newPatterns()
 	for i, n := range rules.Content {
 		r, err := p.rule(deref(n), i+1, proto, alg)
@@ -132,13 +133,8 @@ func (p *parser) config(doc *yaml.Node) (*Config, error) {
 			return nil, p.fail(n, at.in("name"), "used twice (first on line %d)", line)
 		}
 		names[r.Name] = r.Line
-		// The first limit's name names the rule's limiter, its namespace in
-		// the store: no other rule may go by it.
-		if own := r.limits()[0].Name; own != r.Name {
-			if line, ok := names[own]; ok {
-				return nil, p.fail(n, at.in("limits[1].name"), "%q names another rule's limiter (line %d)", own, line)
-			}
-			names[own] = r.Line
+		if err := limiters.claim(r); err != nil {
+			return nil, p.fail(n, at.in("limits[1].name"), "%v", err)
 		}
 		if err := patterns.add(r.Match, r.Name); err != nil {
 			return nil, p.fail(n, at.in("match"), "%v", err)

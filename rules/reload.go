@@ -61,10 +61,22 @@ func (h *Handler) ReloadFile(path string) (Changes, error) {
 // atomically: requests in flight finish under the set they started with,
 // later ones see the new set. A rule that keeps its name and every field
 // (its pattern aside) keeps its limiter, deny cache and breaker state
-// included; a rule that changed gets a new limiter, which on the same
-// store keeps the budgets of the limits that kept their names and values,
-// since a limiter's keys are namespaced by its name and its limits' names.
-// On an error nothing changes.
+// included; a rule that changed gets a new limiter. On an error nothing
+// changes.
+//
+// Budgets live in the store under the limiter's name and its limits'
+// names, so on the same store a new limiter finds the budgets of the
+// limits that kept their names, whatever else changed. A limit that keeps
+// its name but changes its value (rate, period, burst) does not start
+// afresh: the stored state is read under the new value (a token bucket's
+// tokens, capped at the new capacity; a window's count, against the new
+// rate), so a client with 20 tokens left of 100 has 10 of a new 10. One
+// exception: the store expires a key once its budget would be full under
+// the value it was written with, so where the new value refills more
+// slowly, a key that reaches that old expiry before its next request reads
+// as new: a tightened limit can hand a client up to one capacity once. To
+// start a limit afresh, or to rule that out, rename it. A limit whose
+// algorithm changes starts afresh: each algorithm keeps its own keys.
 func (h *Handler) Apply(cfg *Config) (Changes, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

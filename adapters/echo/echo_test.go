@@ -18,7 +18,9 @@ import (
 // limit.
 func bridge(t *testing.T, store ratelimit.Store, limit ratelimit.Limit, opts ...ratelimit.Option) *echolimit.RateLimiterStore {
 	t.Helper()
-	l, err := ratelimit.New(store, limit, append([]ratelimit.Option{ratelimit.WithName("echo")}, opts...)...)
+	// The stores of these tests are shared (not Local) and show the keys
+	// they are given: the identifiers stay readable.
+	l, err := ratelimit.New(store, limit, append([]ratelimit.Option{ratelimit.WithName("echo"), ratelimit.WithPlainKeys()}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func TestBridgeOverAFrozenRedisCostsTheBudget(t *testing.T) {
 	addr, stop := startRedis(t)
 	client := goredis.NewClient(&goredis.Options{Addr: addr})
 	defer client.Close()
-	l, err := ratelimit.New(redisstore.New(client), ratelimit.PerMinute(100), ratelimit.WithName("echo"),
+	l, err := ratelimit.New(redisstore.New(client), ratelimit.PerMinute(100), ratelimit.WithName("echo"), ratelimit.WithPlainKeys(),
 		ratelimit.WithErrorHandler(func(*http.Request, error) {}))
 	if err != nil {
 		t.Fatal(err)

@@ -118,12 +118,13 @@ func TestRateLimiterStoreKeys(t *testing.T) {
 	for _, tc := range []struct {
 		name, identifier, key string
 	}{
-		// The limiter, named "echo", keeps the identifiers in its namespace.
+		// The limiter, named "echo", keeps the identifiers in its namespace;
+		// the client part, "echo:" + the identifier, is bounded on its own.
 		{"an identifier is namespaced", "203.0.113.7", "echo/echo:203.0.113.7"},
 		{"an empty identifier has the one fixed key", "", "echo/echo:"},
-		{"a key of MaxKeyLen bytes is kept", strings.Repeat("a", ratelimit.MaxKeyLen-len("echo/echo:")), "echo/echo:" + strings.Repeat("a", ratelimit.MaxKeyLen-len("echo/echo:"))},
-		{"a longer key is hashed", strings.Repeat("a", ratelimit.MaxKeyLen-len("echo/echo:")+1), "sha256:" + hexSHA256("echo/echo:"+strings.Repeat("a", ratelimit.MaxKeyLen-len("echo/echo:")+1))},
-		{"a 64 KiB identifier is hashed", long, "sha256:"},
+		{"a client part of MaxKeyLen bytes is kept", strings.Repeat("a", ratelimit.MaxKeyLen-len("echo:")), "echo/echo:" + strings.Repeat("a", ratelimit.MaxKeyLen-len("echo:"))},
+		{"a longer one is hashed", strings.Repeat("a", ratelimit.MaxKeyLen-len("echo:")+1), "echo/sha256:" + hexSHA256("echo:"+strings.Repeat("a", ratelimit.MaxKeyLen-len("echo:")+1))},
+		{"a 64 KiB identifier is hashed", long, "echo/sha256:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &keyStore{Store: newStore(t)}
@@ -131,10 +132,10 @@ func TestRateLimiterStoreKeys(t *testing.T) {
 				t.Fatalf("Allow = %v, %v; want true, nil", ok, err)
 			}
 			got := store.keys[0]
-			if len(got) > ratelimit.MaxKeyLen {
-				t.Fatalf("key of %d bytes, want at most %d", len(got), ratelimit.MaxKeyLen)
+			if len(got) > len("echo/")+ratelimit.MaxKeyLen {
+				t.Fatalf("key of %d bytes, want at most the namespace and %d", len(got), ratelimit.MaxKeyLen)
 			}
-			if got != tc.key && !(tc.key == "sha256:" && strings.HasPrefix(got, tc.key) && len(got) == len("sha256:")+64) {
+			if got != tc.key && !(tc.key == "echo/sha256:" && strings.HasPrefix(got, tc.key) && len(got) == len("echo/sha256:")+64) {
 				t.Fatalf("key %q, want %q", got, tc.key)
 			}
 		})

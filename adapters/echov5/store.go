@@ -39,8 +39,12 @@ var (
 // NewRateLimiterStore returns a RateLimiterStore that decides one token per
 // request through l ([ratelimit.Limiter.Allow]). Policies of l with a
 // KeyFunc of their own need a request, which Echo's interface does not
-// give: use [Middleware] for those. It panics on a nil l, at start-up
-// rather than on the first request, as Middleware does.
+// give: use [Middleware] for those. On a shared store such as Redis, give
+// l [ratelimit.WithKeySecret] (identifiers, such as API keys, then reach
+// the store as a keyed hash) or [ratelimit.WithPlainKeys] (they are
+// addresses, or no secret): without either, Allow fails with
+// [ratelimit.ErrNoKeySecret]. It panics on a nil l, at start-up rather
+// than on the first request, as Middleware does.
 func NewRateLimiterStore(l *ratelimit.Limiter) *RateLimiterStore {
 	if l == nil {
 		panic("ratelimit/adapters/echov5: NewRateLimiterStore(nil)")

@@ -41,20 +41,6 @@ func KeyByFullPath() Option {
 	return KeyFromContext(KeyByRoute())
 }
 
-// KeyByClientIP keys requests by gin's c.ClientIP(), "ip:" + the address.
-//
-// Gin trusts every proxy until engine.SetTrustedProxies is called: with
-// this option and gin's defaults, every client picks its own key, and so
-// a fresh budget per request, by sending X-Forwarded-For or X-Real-IP.
-// Call engine.SetTrustedProxies with your proxies' ranges first (or
-// SetTrustedProxies(nil) to trust none), or use [KeyByIP], which trusts no
-// header unless told with [ratelimit.TrustProxies].
-func KeyByClientIP() Option {
-	return KeyFromContext(func(c *gin.Context) (string, error) {
-		return "ip:" + c.ClientIP(), nil
-	})
-}
-
 // Middleware returns a gin.HandlerFunc that admits requests through l and
 // aborts the chain of those it denies. It panics on a nil l, at start-up
 // rather than on the first request.

@@ -37,6 +37,31 @@ func KeyByIP(opts ...ratelimit.IPOption) func(*gin.Context) (string, error) {
 	return func(c *gin.Context) (string, error) { return key(c.Request) }
 }
 
+// KeyByClientIP keys requests by gin's c.ClientIP(), grouped as
+// [ratelimit.KeyByIP] groups the connection's address: "ip:203.0.113.7",
+// IPv6 clients by /64 ("ip:2001:db8:1:2::/64", since one client can use
+// any address of its network), IPv4 inside IPv6 (NAT64, 6to4) as IPv4.
+// opts may change the grouping ([ratelimit.IPv4Prefix],
+// [ratelimit.IPv6Prefix]); the proxies trusted are gin's, not
+// [ratelimit.TrustProxies]. An address gin cannot give shares
+// [ratelimit.UnknownAddrKey].
+//
+// Gin trusts every proxy until engine.SetTrustedProxies is called: with
+// this option and gin's defaults, every client picks its own key, and so
+// a fresh budget per request, by sending X-Forwarded-For or X-Real-IP.
+// Call engine.SetTrustedProxies with your proxies' ranges first (or
+// SetTrustedProxies(nil) to trust none), or use [KeyByIP], which trusts no
+// header unless told with [ratelimit.TrustProxies].
+func KeyByClientIP(opts ...ratelimit.IPOption) Option {
+	key := ratelimit.KeyByIP(opts...)
+	return KeyFromContext(func(c *gin.Context) (string, error) {
+		r := *c.Request // the root's grouping, on gin's client address
+		r.RemoteAddr = c.ClientIP()
+		r.Header = nil // gin has read the headers it trusts
+		return key(&r)
+	})
+}
+
 // Compose keys requests by all of fns at once, joining their keys with "|"
 // as [ratelimit.Compose] does: Compose(KeyByRoute(), KeyByIP()) gives each
 // client a budget per route. It fails if any of them fails.

@@ -103,7 +103,7 @@ func BenchmarkBytesPerKey(b *testing.B) {
 				var before, after runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&before)
-				s := memory.New(memory.WithSweepInterval(0))
+				s := memory.New(memory.WithSweepInterval(0), memory.WithMaxKeys(0)) // what a key costs, not eviction
 				for _, k := range names {
 					s.AllowN(ctx, k, l, 1)
 				}

@@ -10,7 +10,7 @@ import (
 )
 
 func ExampleNew() {
-	store := memory.New(memory.WithMaxKeys(1_000_000))
+	store := memory.New() // at most memory.DefaultMaxKeys keys, about 65 MB
 	defer store.Close()
 
 	res, err := store.AllowN(context.Background(), "client-1", ratelimit.PerSecond(10), 3)

@@ -72,12 +72,13 @@ type lastLimit struct {
 	keep     keep
 }
 
-// defaultShards is the number of shards of an unbounded store.
+// defaultShards is the number of shards of a store that may hold 256 keys
+// or more.
 const defaultShards = 256
 
 // New returns an empty Store configured by opts.
 func New(opts ...Option) *Store {
-	cfg := config{sweep: time.Minute}
+	cfg := config{sweep: time.Minute, maxKeys: DefaultMaxKeys}
 	for _, o := range opts {
 		o(&cfg)
 	}

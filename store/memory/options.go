@@ -17,13 +17,23 @@ func WithClock(now func() time.Time) Option {
 	return func(c *config) { c.now = now }
 }
 
+// DefaultMaxKeys is the number of keys a store holds at most unless
+// [WithMaxKeys] says otherwise: 2^20, about 1 million. At 49 to 62 bytes a
+// key (a sliding log adds 16 bytes per request in its window), a full
+// store takes about 65 MB, whatever the clients send.
+const DefaultMaxKeys = 1 << 20
+
 // WithMaxKeys bounds the number of keys the store holds, so that a flood of
-// new keys cannot exhaust memory. When a new key finds the store full, keys
-// whose budget is full again are dropped first (that loses nothing), then
-// the keys that have used the smallest share of their budget, whatever
-// their algorithm and limit: a client that is being limited is forgotten
-// only after every key that has used less, so a flood of new keys never
-// gives it its budget back. The default, and any n <= 0, is no bound.
+// new keys (IPv6 /64s are cheap) cannot exhaust memory; the default is
+// [DefaultMaxKeys]. When a new key finds the store full, keys whose budget
+// is full again are dropped first (that loses nothing), then the keys that
+// have used the smallest share of their budget, whatever their algorithm
+// and limit: a client that is being limited is forgotten only after every
+// key that has used less, so a flood of new keys never gives it its budget
+// back; a forgotten key that had used some of its budget starts afresh.
+// The bound is shared out among the store's shards, each of which holds
+// its share. n <= 0 removes the bound: memory then grows with every
+// distinct key for as long as its budget takes to refill.
 func WithMaxKeys(n int) Option {
 	return func(c *config) { c.maxKeys = max(n, 0) }
 }

@@ -189,6 +189,7 @@ func faultLimiter(t *testing.T, rec *recordingStore, limit ratelimit.Limit, ta *
 	t.Helper()
 	opts = append([]ratelimit.Option{
 		ratelimit.WithKeyFunc(ratelimit.KeyByHeader(keyHeader)),
+		ratelimit.WithKeySecret([]byte("the fault tests' key secret.....")),
 		ratelimit.WithCost(headerCost),
 		ratelimit.WithObserver(ta.observer()),
 	}, opts...)

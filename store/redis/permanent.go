@@ -18,7 +18,11 @@ var permanent = []struct{ prefix, fix string }{
 	{"WRONGPASS", "it refused the client's Username and Password"},
 	{"NOPERM", "its ACL does not let the client's user run EVALSHA, EVAL and TIME on the store's keys"},
 	{"WRONGTYPE", "a key under the store's prefix holds other data: give the store a prefix of its own (WithPrefix)"},
-	{"ERR unknown command", "it does not run Lua scripts (EVALSHA, EVAL), which the store needs"},
+	// Redis 6+ refuses a long command from a client that has not
+	// authenticated before it can answer NOAUTH.
+	{"Protocol error: unauthenticated", "it wants authentication (NOAUTH): set the client's Username and Password"},
+	// go-redis's HasErrorPrefix drops the "ERR " these errors start with.
+	{"unknown command", "it does not run Lua scripts (EVALSHA, EVAL), which the store needs"},
 }
 
 // classify marks err, an error of the Redis at addr, as a

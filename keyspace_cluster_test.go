@@ -1,0 +1,81 @@
+package ratelimit_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/ratelimit-go/ratelimit"
+	redisstore "github.com/ratelimit-go/ratelimit/store/redis"
+)
+
+// scriptCounter counts the script calls a go-redis client sends.
+type scriptCounter struct{ calls atomic.Int64 }
+
+func (*scriptCounter) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (c *scriptCounter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		if name := cmd.Name(); name == "evalsha" || name == "eval" {
+			c.calls.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (c *scriptCounter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		for _, cmd := range cmds {
+			if name := cmd.Name(); name == "evalsha" || name == "eval" {
+				c.calls.Add(1)
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestLongKeysKeepTheirPoliciesInOneSlot: on a real Redis Cluster, a
+// client whose key is 200 bytes (a JWT, a long API key) is decided under
+// two policies in one script call, as a short key is.
+func TestLongKeysKeepTheirPoliciesInOneSlot(t *testing.T) {
+	addrs := os.Getenv("RATELIMIT_REDIS_CLUSTER_ADDRS")
+	if addrs == "" {
+		t.Skip("set RATELIMIT_REDIS_CLUSTER_ADDRS to run against a real Redis Cluster (.ci/run does)")
+	}
+	t.Run("redis-cluster", func(t *testing.T) {
+		cc := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: strings.Split(addrs, ",")})
+		defer cc.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := cc.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error { return m.Ping(ctx).Err() }); err != nil {
+			t.Fatalf("the cluster named in the environment does not answer: %v", err)
+		}
+		var counter scriptCounter
+		cc.AddHook(&counter)
+		prefix := "ratelimit-test-" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
+		store := redisstore.New(cc, redisstore.WithPrefix(prefix))
+		for _, n := range []int{20, 200} {
+			key := "x-api-key:" + strings.Repeat("j", n-len("x-api-key:"))
+			l := newLimiter(t, store, ratelimit.PerSecond(10), ratelimit.WithName("api"), ratelimit.WithKeySecret(secret),
+				ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-API-Key")),
+				ratelimit.WithPolicy(ratelimit.Policy{Name: "hourly", Limit: ratelimit.PerHour(100)}))
+			r := apiKeyRequest(strings.TrimPrefix(key, "x-api-key:"))
+			if res, err := l.Check(r); err != nil || !res.Allowed { // loads the script on the key's node
+				t.Fatalf("%d-byte key, first request: %+v %v", n, res, err)
+			}
+			counter.calls.Store(0)
+			if res, err := l.Check(r); err != nil || !res.Allowed {
+				t.Fatalf("%d-byte key, second request: %+v %v", n, res, err)
+			}
+			if got := counter.calls.Load(); got != 1 {
+				t.Fatalf("%d-byte key: %d script calls for two policies, want 1 (one slot, one atomic call)", n, got)
+			}
+		}
+	})
+}
