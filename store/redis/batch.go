@@ -161,19 +161,15 @@ func (b *batcher) remove(p *pending) {
 // send decides batch in one script call, and sets each decision's outcome.
 func (s *Store) send(batch []*pending) {
 	k := len(batch)
+	var args []any
 	sc := s.scripts.batch
 	if k == 1 {
-		sc = s.scripts.one[batch[0].limit.Algorithm]
-	}
-	args := make([]any, 0, 4+7*k)
-	args = append(args, "evalsha", sc.script.Hash(), k)
-	for _, p := range batch {
-		args = append(args, p.key)
-	}
-	args = append(args, s.clockArg())
-	for _, p := range batch {
+		p := batch[0]
+		sc = s.scripts.one[p.limit.Algorithm]
 		a := s.limitArgs(p.limit)
-		args = append(args, int(p.limit.Algorithm), a[0], a[1], p.n, a[2], p.deadline)
+		args = []any{"evalsha", sc.script.Hash(), 1, p.key, s.clockArg(), int(p.limit.Algorithm), a[0], a[1], p.n, a[2], p.deadline}
+	} else {
+		args = s.batchArgs(batch)
 	}
 	ctx, cancel := batchContext(batch)
 	var one [1]row
@@ -195,6 +191,39 @@ func (s *Store) send(batch []*pending) {
 			p.res = rows[i].result(p.limit)
 		}
 	}
+}
+
+// batchArgs are batch.lua's arguments for batch: each distinct limit
+// once, then each take's limit, cost and deadline.
+func (s *Store) batchArgs(batch []*pending) []any {
+	var limits [maxBatch]ratelimit.Limit
+	var which [maxBatch]int
+	m := 0
+	for i, p := range batch {
+		j := 0
+		for j < m && limits[j] != p.limit {
+			j++
+		}
+		if j == m {
+			limits[m] = p.limit
+			m++
+		}
+		which[i] = j + 1
+	}
+	args := make([]any, 0, 5+len(batch)+4*m+3*len(batch))
+	args = append(args, "evalsha", s.scripts.batch.script.Hash(), len(batch))
+	for _, p := range batch {
+		args = append(args, p.key)
+	}
+	args = append(args, s.clockArg(), m)
+	for _, l := range limits[:m] {
+		a := s.limitArgs(l)
+		args = append(args, int(l.Algorithm), a[0], a[1], a[2])
+	}
+	for i, p := range batch {
+		args = append(args, which[i], p.n, p.deadline)
+	}
+	return args
 }
 
 // batchContext is the context of the call that carries batch: the

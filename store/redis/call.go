@@ -38,6 +38,7 @@ func (s *Store) eval(ctx context.Context, sc *script, args []any, rows []row) er
 		args[0], args[1] = "eval", sc.source
 		cmd = onceCmd{goredis.NewCmd(ctx, args...)}
 		err = s.client.Process(ctx, cmd)
+		s.loadScripts(ctx)
 	}
 	if err != nil {
 		return fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
@@ -50,6 +51,28 @@ func (s *Store) eval(ctx context.Context, sc *script, args []any, rows []row) er
 		s.skew.observe(now, sent, time.Now())
 	}
 	return nil
+}
+
+// loadScripts loads every script of the store after a NOSCRIPT (a new or
+// restarted server, SCRIPT FLUSH), so that the decisions that follow, alone
+// or batched, do not each pay a NOSCRIPT and an EVAL, and a batch does not
+// wait for one. Loading is idempotent; an error leaves the next NOSCRIPT to
+// load them again.
+func (s *Store) loadScripts(ctx context.Context) {
+	all := s.scripts.all()
+	switch s.client.(type) {
+	case *goredis.ClusterClient, *goredis.Ring:
+		for _, sc := range all {
+			s.client.ScriptLoad(ctx, sc.source) // sent to every master
+		}
+	default:
+		s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for _, sc := range all {
+				p.ScriptLoad(ctx, sc.source)
+			}
+			return nil
+		})
+	}
 }
 
 // decode reads a script's reply, binary or a table of integers (see
