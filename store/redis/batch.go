@@ -21,10 +21,11 @@ import (
 // and no goroutine of the store's own.
 //
 // Each decision is sent at most once, with its caller's deadline in
-// Redis's clock; its caller stops waiting at its context's end. A decision
-// still queued then is removed and never sent. A call's error (a broken
-// connection, a timeout) is the error of the decisions it carried, and
-// only of them.
+// Redis's clock. A decision still queued when its context ends is removed
+// and never sent; one taken into a batch waits for its call's answer, as a
+// decision sent alone waits for its own (the call's context has the
+// latest deadline of the batch). A call's error (a broken connection, a
+// timeout) is the error of the decisions it carried, and only of them.
 type batcher struct {
 	mu      sync.Mutex
 	queue   []*pending
@@ -96,19 +97,11 @@ func (s *Store) decide(b *batcher, p *pending) (ratelimit.Result, error) {
 			b.mu.Unlock()
 			return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: not sent, the queue for Redis was still full: %w", p.ctx.Err())
 		}
-		lead := p.lead
 		b.mu.Unlock()
-		if lead == nil {
-			// In a call in flight: it may take its tokens or not.
-			return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: %w", p.ctx.Err())
-		}
-		// Chosen to send a batch after its caller gave up: send it on a
-		// goroutine of its own (at most maxSenders per batcher), so that the
-		// caller returns now. Its own take, late, takes nothing.
+		// Taken into a batch: sent, or about to be sent by this goroutine.
+		// Like a decision sent alone, it waits for its call's answer, which
+		// the call's context bounds.
 		<-p.wake
-		p.lead = nil
-		go s.lead(b, lead)
-		return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: %w", p.ctx.Err())
 	}
 	if lead := p.lead; lead != nil {
 		p.lead = nil

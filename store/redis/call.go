@@ -34,11 +34,13 @@ func (s *Store) eval(ctx context.Context, sc *script, args []any, rows []row) er
 	sent := time.Now()
 	cmd := onceCmd{goredis.NewCmd(ctx, args...)}
 	err := s.client.Process(ctx, cmd)
-	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
+	noscript := err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT")
+	if noscript {
+		defer s.loadScripts(ctx)
 		args[0], args[1] = "eval", sc.source
 		cmd = onceCmd{goredis.NewCmd(ctx, args...)}
+		sent = time.Now()
 		err = s.client.Process(ctx, cmd)
-		s.loadScripts(ctx)
 	}
 	if err != nil {
 		return fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
