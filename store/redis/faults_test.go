@@ -6,7 +6,6 @@ import (
 	"log"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -253,22 +252,7 @@ func TestFaultOutOfMemory(t *testing.T) {
 			t.Fatalf("filling 2 MB with 64 KB pieces: %v after %d pieces", err, i)
 		}
 	}
-	// The last piece's query buffer counted until Redis shrinks it, which
-	// can bring memory back under the limit: set the limit well under what
-	// the data alone takes, so Redis stays full whatever its buffers do.
-	info, err := admin.Info(ctx, "memory").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var used int64
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
-			used, _ = strconv.ParseInt(v, 10, 64)
-		}
-	}
-	if err := admin.ConfigSet(ctx, "maxmemory", strconv.FormatInt(used-256<<10, 10)).Err(); used == 0 || err != nil {
-		t.Fatalf("lowering maxmemory under the %d bytes used: %v", used, err)
-	}
+	keepFull(t, admin)
 	if err := admin.Set(ctx, "probe", "1", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "OOM") {
 		t.Fatalf("SET after filling 2 MB: %v, want an OOM error", err)
 	}
