@@ -58,14 +58,15 @@ func (s *Store) eval(ctx context.Context, sc *script, args []any, rows []row) er
 // loadScripts loads every script of the store after a NOSCRIPT (a new or
 // restarted server, SCRIPT FLUSH), so that the decisions that follow, alone
 // or batched, do not each pay a NOSCRIPT and an EVAL, and a batch does not
-// wait for one. Loading is idempotent; an error leaves the next NOSCRIPT to
-// load them again.
+// wait for one. Loading is idempotent; an error, or a Ring shard it did not
+// reach, leaves the next NOSCRIPT to load them again. On a ClusterClient
+// go-redis sends each SCRIPT LOAD to every shard.
 func (s *Store) loadScripts(ctx context.Context) {
 	all := s.scripts.all()
 	switch s.client.(type) {
 	case *goredis.ClusterClient, *goredis.Ring:
 		for _, sc := range all {
-			s.client.ScriptLoad(ctx, sc.source) // sent to every master
+			s.client.ScriptLoad(ctx, sc.source)
 		}
 	default:
 		s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
