@@ -64,26 +64,46 @@ type pending struct {
 	queued bool
 	lead   []*pending // the batch this decision's caller is to send
 	wake   chan struct{}
+
+	self [1]*pending // the batch of a decision sent alone
+}
+
+// pendings recycles decisions once their callers have their outcomes: no
+// batch refers to one then (a sender is done with a decision once it has
+// woken its caller).
+var pendings = sync.Pool{New: func() any { return new(pending) }}
+
+// newPending returns a pending decision with no outcome.
+func newPending() *pending { return pendings.Get().(*pending) }
+
+// free recycles p, whose wake channel is empty.
+func (p *pending) free() {
+	wake := p.wake
+	*p = pending{wake: wake}
+	pendings.Put(p)
 }
 
 // decide sends p through b (nil: alone, now) and returns its outcome.
 func (s *Store) decide(b *batcher, p *pending) (ratelimit.Result, error) {
+	p.self[0] = p
 	if b == nil {
-		s.send([]*pending{p})
+		s.send(p.self[:])
 		return p.res, p.err
 	}
 	b.mu.Lock()
 	if b.senders < maxSenders {
 		b.senders++
 		b.mu.Unlock()
-		s.lead(b, []*pending{p})
+		s.lead(b, p.self[:])
 		return p.res, p.err
 	}
 	if len(b.queue) >= maxQueued {
 		b.mu.Unlock()
 		return ratelimit.Result{}, ErrBusy
 	}
-	p.wake = make(chan struct{}, 1)
+	if p.wake == nil {
+		p.wake = make(chan struct{}, 1)
+	}
 	p.queued = true
 	b.queue = append(b.queue, p)
 	b.mu.Unlock()

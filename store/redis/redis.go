@@ -182,12 +182,12 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 		return ratelimit.Result{}, ErrNilClient
 	}
 	tag := slotTag(afterNamespace(key))
-	p := &pending{
-		ctx:      ctx,
-		key:      s.prefix + tags[limit.Algorithm] + string(tag[:]) + key,
-		limit:    limit,
-		n:        n,
-		deadline: s.deadlineArg(ctx),
-	}
-	return s.decide(s.batcherFor(&tag), p)
+	p := newPending()
+	p.ctx = ctx
+	p.key = s.prefix + tags[limit.Algorithm] + string(tag[:]) + key
+	p.limit, p.n = limit, n
+	p.deadline = s.deadlineArg(ctx)
+	res, err := s.decide(s.batcherFor(&tag), p)
+	p.free()
+	return res, err
 }
