@@ -21,10 +21,11 @@ import (
 // and no goroutine of the store's own.
 //
 // Each decision is sent at most once, with its caller's deadline in
-// Redis's clock; its caller stops waiting at its context's end. A decision
-// still queued then is removed and never sent. A call's error (a broken
-// connection, a timeout) is the error of the decisions it carried, and
-// only of them.
+// Redis's clock. A decision still queued when its context ends is removed
+// and never sent; one taken into a batch waits for its call's answer, as a
+// decision sent alone waits for its own (the call's context has the
+// latest deadline of the batch). A call's error (a broken connection, a
+// timeout) is the error of the decisions it carried, and only of them.
 type batcher struct {
 	mu      sync.Mutex
 	queue   []*pending
@@ -63,26 +64,46 @@ type pending struct {
 	queued bool
 	lead   []*pending // the batch this decision's caller is to send
 	wake   chan struct{}
+
+	self [1]*pending // the batch of a decision sent alone
+}
+
+// pendings recycles decisions once their callers have their outcomes: no
+// batch refers to one then (a sender is done with a decision once it has
+// woken its caller).
+var pendings = sync.Pool{New: func() any { return new(pending) }}
+
+// newPending returns a pending decision with no outcome.
+func newPending() *pending { return pendings.Get().(*pending) }
+
+// free recycles p, whose wake channel is empty.
+func (p *pending) free() {
+	wake := p.wake
+	*p = pending{wake: wake}
+	pendings.Put(p)
 }
 
 // decide sends p through b (nil: alone, now) and returns its outcome.
 func (s *Store) decide(b *batcher, p *pending) (ratelimit.Result, error) {
+	p.self[0] = p
 	if b == nil {
-		s.send([]*pending{p})
+		s.send(p.self[:])
 		return p.res, p.err
 	}
 	b.mu.Lock()
 	if b.senders < maxSenders {
 		b.senders++
 		b.mu.Unlock()
-		s.lead(b, []*pending{p})
+		s.lead(b, p.self[:])
 		return p.res, p.err
 	}
 	if len(b.queue) >= maxQueued {
 		b.mu.Unlock()
 		return ratelimit.Result{}, ErrBusy
 	}
-	p.wake = make(chan struct{}, 1)
+	if p.wake == nil {
+		p.wake = make(chan struct{}, 1)
+	}
 	p.queued = true
 	b.queue = append(b.queue, p)
 	b.mu.Unlock()
@@ -96,19 +117,11 @@ func (s *Store) decide(b *batcher, p *pending) (ratelimit.Result, error) {
 			b.mu.Unlock()
 			return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: not sent, the queue for Redis was still full: %w", p.ctx.Err())
 		}
-		lead := p.lead
 		b.mu.Unlock()
-		if lead == nil {
-			// In a call in flight: it may take its tokens or not.
-			return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: %w", p.ctx.Err())
-		}
-		// Chosen to send a batch after its caller gave up: send it on a
-		// goroutine of its own (at most maxSenders per batcher), so that the
-		// caller returns now. Its own take, late, takes nothing.
+		// Taken into a batch: sent, or about to be sent by this goroutine.
+		// Like a decision sent alone, it waits for its call's answer, which
+		// the call's context bounds.
 		<-p.wake
-		p.lead = nil
-		go s.lead(b, lead)
-		return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: %w", p.ctx.Err())
 	}
 	if lead := p.lead; lead != nil {
 		p.lead = nil
@@ -161,19 +174,15 @@ func (b *batcher) remove(p *pending) {
 // send decides batch in one script call, and sets each decision's outcome.
 func (s *Store) send(batch []*pending) {
 	k := len(batch)
+	var args []any
 	sc := s.scripts.batch
 	if k == 1 {
-		sc = s.scripts.one[batch[0].limit.Algorithm]
-	}
-	args := make([]any, 0, 4+7*k)
-	args = append(args, "evalsha", sc.script.Hash(), k)
-	for _, p := range batch {
-		args = append(args, p.key)
-	}
-	args = append(args, s.clockArg())
-	for _, p := range batch {
+		p := batch[0]
+		sc = s.scripts.one[p.limit.Algorithm]
 		a := s.limitArgs(p.limit)
-		args = append(args, int(p.limit.Algorithm), a[0], a[1], p.n, a[2], p.deadline)
+		args = []any{"evalsha", sc.script.Hash(), 1, p.key, s.clockArg(), int(p.limit.Algorithm), a[0], a[1], p.n, a[2], p.deadline}
+	} else {
+		args = s.batchArgs(batch)
 	}
 	ctx, cancel := batchContext(batch)
 	var one [1]row
@@ -195,6 +204,39 @@ func (s *Store) send(batch []*pending) {
 			p.res = rows[i].result(p.limit)
 		}
 	}
+}
+
+// batchArgs are batch.lua's arguments for batch: each distinct limit
+// once, then each take's limit, cost and deadline.
+func (s *Store) batchArgs(batch []*pending) []any {
+	var limits [maxBatch]ratelimit.Limit
+	var which [maxBatch]int
+	m := 0
+	for i, p := range batch {
+		j := 0
+		for j < m && limits[j] != p.limit {
+			j++
+		}
+		if j == m {
+			limits[m] = p.limit
+			m++
+		}
+		which[i] = j + 1
+	}
+	args := make([]any, 0, 5+len(batch)+4*m+3*len(batch))
+	args = append(args, "evalsha", s.scripts.batch.script.Hash(), len(batch))
+	for _, p := range batch {
+		args = append(args, p.key)
+	}
+	args = append(args, s.clockArg(), m)
+	for _, l := range limits[:m] {
+		a := s.limitArgs(l)
+		args = append(args, int(l.Algorithm), a[0], a[1], a[2])
+	}
+	for i, p := range batch {
+		args = append(args, which[i], p.n, p.deadline)
+	}
+	return args
 }
 
 // batchContext is the context of the call that carries batch: the

@@ -6,21 +6,32 @@
 -- writes what the batch took.
 -- KEYS[i]  the key of take i (on Redis Cluster, all of one slot)
 -- ARGV[1]  the app's clock in µs since the epoch, or "": Redis TIME
--- ARGV[2 + 6(i-1)] .. ARGV[7 + 6(i-1)]  take i: its algorithm (the value
---          of ratelimit.Algorithm), refill rate per second, capacity, cost
---          n, period in µs, and its deadline in µs in Redis's clock or "":
---          none
+-- ARGV[2]  m, the number of distinct limits in the batch
+-- ARGV[3 + 4(j-1)] .. ARGV[6 + 4(j-1)]  limit j: its algorithm (the value
+--          of ratelimit.Algorithm), refill rate per second, capacity,
+--          period in µs
+-- ARGV[3 + 4m + 3(i-1)] .. ARGV[5 + 4m + 3(i-1)]  take i: its limit j,
+--          cost n, and its deadline in µs in Redis's clock or "": none
 -- Returns, through reply, four integers per take: allowed (0|1), remaining,
 -- retry-after µs, reset-after µs; allowed is -1 for a take that came after
 -- its deadline and took nothing. Last, the clock the script used (µs),
 -- which lets the store learn how far Redis's clock is from its own.
-local algorithms = {['0'] = bucket, ['1'] = window, ['2'] = swindow}
+local algorithms = {[0] = bucket, [1] = window, [2] = swindow}
 
 local now, slack = clock(ARGV[1])
 
+-- the batch's distinct limits, read once
+local m = tonumber(ARGV[2])
+local algs, rates, capacities, periods = {}, {}, {}, {}
+for j = 1, m do
+  local a = 3 + 4 * (j - 1)
+  algs[j], rates[j], capacities[j], periods[j] = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+end
+local first = 3 + 4 * m -- take i's arguments start at first + 3(i-1)
+
 local names = {}
 for i = 1, #KEYS do
-  if ARGV[2 + 6 * (i - 1)] ~= '3' then
+  if algs[tonumber(ARGV[first + 3 * (i - 1)])] ~= 3 then
     names[#names + 1] = KEYS[i]
   end
 end
@@ -34,18 +45,16 @@ end
 
 local out, expiry, order = {}, {}, {}
 for i = 1, #KEYS do
-  local a = 2 + 6 * (i - 1)
-  local o = 4 * (i - 1)
-  if late(ARGV[a + 5], now) then
+  local a, o = first + 3 * (i - 1), 4 * (i - 1)
+  if late(ARGV[a + 2], now) then
     out[o + 1], out[o + 2], out[o + 3], out[o + 4] = -1, 0, 0, 0
   else
-    local key, alg = KEYS[i], ARGV[a]
-    local rate, capacity = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
-    local n, period = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
-    local decide = algorithms[alg]
+    local key, j, n = KEYS[i], tonumber(ARGV[a]), tonumber(ARGV[a + 1])
+    local decide = algorithms[algs[j]]
     if decide then
       local nv, ms
-      out[o + 1], out[o + 2], out[o + 3], out[o + 4], nv, ms = decide(values[key], rate, capacity, n, period, now, slack)
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4], nv, ms =
+        decide(values[key], rates[j], capacities[j], n, periods[j], now, slack)
       if nv then
         if not expiry[key] then
           order[#order + 1] = key
@@ -53,7 +62,7 @@ for i = 1, #KEYS do
         values[key], expiry[key] = nv, ms
       end
     else
-      local r = slidinglog(key, rate, capacity, n, period, now, slack, true)
+      local r = slidinglog(key, rates[j], capacities[j], n, periods[j], now, slack, true)
       out[o + 1], out[o + 2], out[o + 3], out[o + 4] = r[1], r[2], r[3], r[4]
     end
   end

@@ -34,9 +34,12 @@ func (s *Store) eval(ctx context.Context, sc *script, args []any, rows []row) er
 	sent := time.Now()
 	cmd := onceCmd{goredis.NewCmd(ctx, args...)}
 	err := s.client.Process(ctx, cmd)
-	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
+	noscript := err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT")
+	if noscript {
+		defer s.loadScripts(ctx)
 		args[0], args[1] = "eval", sc.source
 		cmd = onceCmd{goredis.NewCmd(ctx, args...)}
+		sent = time.Now()
 		err = s.client.Process(ctx, cmd)
 	}
 	if err != nil {
@@ -50,6 +53,29 @@ func (s *Store) eval(ctx context.Context, sc *script, args []any, rows []row) er
 		s.skew.observe(now, sent, time.Now())
 	}
 	return nil
+}
+
+// loadScripts loads every script of the store after a NOSCRIPT (a new or
+// restarted server, SCRIPT FLUSH), so that the decisions that follow, alone
+// or batched, do not each pay a NOSCRIPT and an EVAL, and a batch does not
+// wait for one. Loading is idempotent; an error, or a Ring shard it did not
+// reach, leaves the next NOSCRIPT to load them again. On a ClusterClient
+// go-redis sends each SCRIPT LOAD to every shard.
+func (s *Store) loadScripts(ctx context.Context) {
+	all := s.scripts.all()
+	switch s.client.(type) {
+	case *goredis.ClusterClient, *goredis.Ring:
+		for _, sc := range all {
+			s.client.ScriptLoad(ctx, sc.source)
+		}
+	default:
+		s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for _, sc := range all {
+				p.ScriptLoad(ctx, sc.source)
+			}
+			return nil
+		})
+	}
 }
 
 // decode reads a script's reply, binary or a table of integers (see

@@ -3,11 +3,11 @@
 -- no batch's tables, one GET and at most one SET. scripts.go appends
 -- "return one(<algorithm's function>)".
 -- KEYS[1]  the key
--- ARGV     as for one take of batch.lua: ARGV[1] the app's clock in µs or
---          "" (Redis TIME), ARGV[2] .. ARGV[7] algorithm, refill rate per
---          second, capacity, cost n, period in µs, deadline in µs in
---          Redis's clock or "" (none)
--- Returns, through reply, what batch.lua returns for one take.
+-- ARGV[1]  the app's clock in µs since the epoch, or "": Redis TIME
+-- ARGV[2] .. ARGV[7]  the algorithm (the value of ratelimit.Algorithm),
+--          refill rate per second, capacity, cost n, period in µs, and the
+--          deadline in µs in Redis's clock or "": none
+-- Returns, through reply1, what batch.lua returns for one take.
 local function one(decide)
   local now, slack = clock(ARGV[1])
   if late(ARGV[7], now) then

@@ -1,27 +1,36 @@
 // Package redis is a [ratelimit.Store] in Redis, for budgets shared by many
 // app servers: a single node, Sentinel (failover), Ring or Redis Cluster.
 //
-// Every decision is one round trip: one Lua script (bucket.lua for the token
-// bucket), run with EVALSHA and sent again with EVAL only after NOSCRIPT.
-// Each script of [Store.AllowN] touches exactly one key, so the store is
-// Redis Cluster safe, reads the clock with Redis TIME, so app servers with
-// skewed clocks agree, and expires the key when its state no longer
-// matters. [Store.AllowAll] decides several keys in one script; on Cluster
-// they must share a hash tag, as the limits of one client do (see
-// [Store.Key]).
+// Every decision takes at most one round trip: a Lua script, run with
+// EVALSHA and sent again with EVAL only after NOSCRIPT. A decision that
+// finds the store's calls to its node idle goes at once, alone, in a script
+// of its algorithm; decisions that find them busy wait and go together in
+// the next call (group commit: one TIME, one MGET, each decision on its
+// own, in order, with its own deadline). Where the server's Lua has struct
+// (Redis, Valkey) state and replies are packed as binary; elsewhere
+// (miniredis, some compatible services) the same scripts use strings. The
+// scripts read the clock with Redis TIME, so app servers with skewed
+// clocks agree, and expire each key when its state no longer matters. On
+// Cluster a script's keys share a slot: decisions are batched per slot.
+// [Store.AllowAll] decides several keys in one script; on Cluster they
+// must share a hash tag, as the limits of one client do (see [Store.Key]).
 //
 // A decision is sent at most once. The store marks its commands as not to
 // be retried, so go-redis never resends one, whatever the client's
 // MaxRetries: a command whose connection broke may have run or not, and is
-// reported as an error, never run twice. A call given a context deadline
-// passes it to the script, which takes nothing once Redis's clock is past
-// it: a decision that reached a stalled Redis after the caller gave up (and
-// the failure policy answered) does not take tokens when Redis resumes.
-// The deadline travels in Redis's clock: scripts return the TIME they used,
-// and the store keeps the offset between the clocks, so app servers whose
-// clocks are off are not refused. What remains possible: a call that Redis
-// ran just before its deadline while the reply was lost counts a request
-// the caller saw fail. With [WithAppClock] the deadline is not checked.
+// reported as an error, never run twice; a failed call fails only the
+// decisions it carried. A call given a context deadline passes it to the
+// script, which takes nothing once Redis's clock is past it: a decision
+// that reached a stalled Redis after the caller gave up (and the failure
+// policy answered) does not take tokens when Redis resumes. A decision
+// still waiting for a batch when its context ends is never sent, and a
+// full queue (Redis not keeping up) fails a decision at once with
+// [ErrBusy]. The deadline travels in Redis's clock: scripts return the
+// TIME they used, and the store keeps the offset between the clocks, so
+// app servers whose clocks are off are not refused. What remains possible:
+// a call that Redis ran just before its deadline while the reply was lost
+// counts a request the caller saw fail. With [WithAppClock] the deadline
+// is not checked.
 package redis
 
 import (
@@ -173,12 +182,12 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 		return ratelimit.Result{}, ErrNilClient
 	}
 	tag := slotTag(afterNamespace(key))
-	p := &pending{
-		ctx:      ctx,
-		key:      s.prefix + tags[limit.Algorithm] + string(tag[:]) + key,
-		limit:    limit,
-		n:        n,
-		deadline: s.deadlineArg(ctx),
-	}
-	return s.decide(s.batcherFor(&tag), p)
+	p := newPending()
+	p.ctx = ctx
+	p.key = s.prefix + tags[limit.Algorithm] + string(tag[:]) + key
+	p.limit, p.n = limit, n
+	p.deadline = s.deadlineArg(ctx)
+	res, err := s.decide(s.batcherFor(&tag), p)
+	p.free()
+	return res, err
 }

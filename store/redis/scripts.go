@@ -88,3 +88,8 @@ var (
 	// stringsOnly always uses strings: the fallback, forced (for tests).
 	stringsOnly = newSet(false)
 )
+
+// all lists the scripts of the set.
+func (set *scriptSet) all() []*script {
+	return append(set.one[:len(set.one):len(set.one)], set.batch, set.multi)
+}
