@@ -68,7 +68,7 @@ func TestRedisFlagReachesCluster(t *testing.T) {
 	if !strings.HasPrefix(what, "Redis Cluster") {
 		t.Fatalf("-redis %s made %s, want a Cluster", addrs, what)
 	}
-	s, err := app(config{store: store})
+	s, err := app(config{store: store, keySecret: []byte(demoKeySecret)})
 	if err != nil {
 		t.Fatal(err)
 	}
