@@ -69,3 +69,23 @@ func TestParseInfoSumsServers(t *testing.T) {
 		t.Errorf("evalsha = %v, want [20 110]", got)
 	}
 }
+
+func TestSetupCommandsAreTold(t *testing.T) {
+	for _, c := range []struct {
+		write string
+		setup bool
+	}{
+		{"*2\r\n$5\r\nhello\r\n$1\r\n3\r\n", true},
+		{"*4\r\n$6\r\nclient\r\n$7\r\nsetinfo\r\n$8\r\nLIB-NAME\r\n$8\r\ngo-redis\r\n", true},
+		{"*2\r\n$7\r\nCLUSTER\r\n$5\r\nslots\r\n", true},
+		{"*4\r\n$7\r\nevalsha\r\n$40\r\n0123456789012345678901234567890123456789\r\n$1\r\n1\r\n$1\r\nk\r\n", false},
+		{"*1\r\n$4\r\nping\r\n", false},
+		{"", false},
+		{"*2\r\n$5\r\nhel", false},
+		{"$5\r\nhello\r\n", false},
+	} {
+		if got := setupCommand([]byte(c.write)); got != c.setup {
+			t.Errorf("setupCommand(%q) = %v, want %v", c.write, got, c.setup)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package benchmarks
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"os"
@@ -22,8 +23,12 @@ import (
 // write is one message that reaches the wire, whatever path inside the
 // client (plain commands, pipelines, auto-pipelining, a script per batch)
 // sent it. That makes writes per decision the round trips per decision.
+// Writes that begin with a command go-redis sends to set a connection up
+// or to learn a Cluster's layout are counted apart: they serve no decision,
+// and how many a run makes depends on when the pool dials.
 type wire struct {
 	writes atomic.Int64
+	setup  atomic.Int64
 }
 
 // dial opens a TCP connection as go-redis's own dialer does and counts its
@@ -46,9 +51,33 @@ type countingConn struct {
 }
 
 func (c *countingConn) Write(p []byte) (int, error) {
-	c.w.writes.Add(1)
+	if setupCommand(p) {
+		c.w.setup.Add(1)
+	} else {
+		c.w.writes.Add(1)
+	}
 	return c.Conn.Write(p)
 }
+
+// setupCommand reports whether p, the start of a RESP array, begins with a
+// command of connection set-up or Cluster discovery.
+func setupCommand(p []byte) bool {
+	// *<count>\r\n$<length>\r\n<name>\r\n
+	_, rest, ok := bytes.Cut(p, []byte("\r\n"))
+	if !ok || len(p) == 0 || p[0] != '*' {
+		return false
+	}
+	_, rest, ok = bytes.Cut(rest, []byte("\r\n"))
+	if !ok {
+		return false
+	}
+	name, _, ok := bytes.Cut(rest, []byte("\r\n"))
+	return ok && setupNames[strings.ToLower(string(name))]
+}
+
+// setupNames are the commands go-redis sends to set up a connection, or
+// to learn a Cluster's slots.
+var setupNames = map[string]bool{"hello": true, "auth": true, "client": true, "select": true, "readonly": true, "cluster": true}
 
 func (c *countingConn) SyscallConn() (syscall.RawConn, error) {
 	return c.Conn.(syscall.Conn).SyscallConn()
