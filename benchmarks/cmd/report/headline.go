@@ -81,6 +81,16 @@ func headlineRows(r *results) []headlineRow {
 		if math.IsNaN(v) {
 			return
 		}
+		// The medians above come from different moments of a noisy
+		// machine; the ratio of each round's samples is the comparison.
+		base := peers[0]
+		if strings.Contains(what, "latency") {
+			if ratio := r.ratio(suite, p, ours, base, "p50-µs"); !math.IsNaN(ratio) {
+				text += fmt.Sprintf(" (%s the %s's latency)", fmtRatio(ratio), displayName(base))
+			}
+		} else if ratio := r.ratio(suite, p, base, ours, "ns/op"); !math.IsNaN(ratio) {
+			text += fmt.Sprintf(" (%s %s's throughput)", fmtRatio(ratio), displayName(base))
+		}
 		row := headlineRow{what: what, ours: text}
 		for _, lib := range peers {
 			if pv, pt := value(suite, lib); !math.IsNaN(pv) {
@@ -92,7 +102,7 @@ func headlineRows(r *results) []headlineRow {
 	buckets := []string{"redis_rate", "reference", "throttled"}
 	redis("Redis token bucket, 64 goroutines", redisCell(false, "allowed", 64), "ours-tb", buckets, rate)
 	redis("Redis token bucket, 512 goroutines", redisCell(false, "allowed", 512), "ours-tb", buckets, rate)
-	redis("Redis token bucket, one at a time (p50 latency)", redisCell(false, "allowed", 1), "ours-tb", buckets, latency)
+	redis("Redis token bucket, one at a time (p50 latency)", redisCell(false, "allowed", 1), "ours-tb", []string{"reference", "redis_rate", "throttled"}, latency)
 	redis("Redis token bucket, all denied, 64 goroutines", redisCell(false, "denied", 64), "ours-tb", buckets, rate)
 	redis("Redis fixed window, 64 goroutines", redisCell(false, "allowed", 64), "ours-fw", []string{"ulule"}, rate)
 	redis("Redis Cluster (3 masters) token bucket, 64 goroutines", redisCell(true, "allowed", 64), "ours-tb", []string{"redis_rate", "reference"}, rate)
