@@ -166,8 +166,8 @@ if want memory; then
 fi
 if want redis; then
 	# The server's side at the same time, when perf may attach to it.
-	if command -v perf >/dev/null && perf record -q -F 499 -g -p "$redis_pid" -o "$work/redis.perf" -- sleep 0.1 >/dev/null 2>&1; then
-		perf record -q -F 499 -g -p "$redis_pid" -o "$work/redis.perf" >/dev/null 2>&1 &
+	if command -v perf >/dev/null && perf record -q -F 999 -p "$redis_pid" -o "$work/redis.perf" -- sleep 0.1 >/dev/null 2>&1; then
+		perf record -q -F 999 -p "$redis_pid" -o "$work/redis.perf" >/dev/null 2>&1 &
 		perf_pid=$!
 	fi
 	profile redis '^BenchmarkRedis$/^allowed$/^g=64$/^lib=ours-tb$'
@@ -175,14 +175,15 @@ if want redis; then
 		kill -INT "$perf_pid" 2>/dev/null || true
 		wait "$perf_pid" 2>/dev/null || true
 		perf_pid=
+		# Debian's redis-server is a link to redis-check-rdb: name it as run.
 		{
 			echo "By object:"
-			perf report -i "$work/redis.perf" --stdio --no-children --sort dso -g none 2>/dev/null | grep -v -e '^#' -e '^$' | head -8
+			perf report -i "$work/redis.perf" --stdio --sort dso 2>/dev/null | grep -v -e '^#' -e '^$' | head -8
 			echo
 			echo "By function (self time, 0.5% and up):"
-			perf report -i "$work/redis.perf" --stdio --no-children --sort dso,symbol --percent-limit 0.5 -g none 2>/dev/null |
-				grep -v -e '^#' -e '^$' | sed 's/ *$//' | head -40
-		} >"$work/profiles/redis-server.txt" || true
+			perf report -i "$work/redis.perf" --stdio --sort dso,symbol --percent-limit 0.5 2>/dev/null |
+				grep -v -e '^#' -e '^$' | sed -e 's/ *- *- *$//' -e 's/ *$//' | head -40
+		} | sed 's/redis-check-rdb/redis-server   /' >"$work/profiles/redis-server.txt" || true
 	fi
 fi
 
