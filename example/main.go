@@ -3,6 +3,8 @@
 //
 //	go run ./example                 # memory store, on :8080
 //	go run ./example -redis localhost:6379
+//	go run ./example -redis host1:7000,host2:7000,host3:7000   # a Cluster
+//	go run ./example -redis 'redis://host:26379?master_name=mymaster'   # Sentinel
 //	go run ./example -rules example/rules.yaml   # the limits from a YAML file;
 //	                                             # kill -HUP reloads it
 //	go run ./example -dry-run        # report, never refuse
@@ -35,13 +37,16 @@ import (
 
 func main() {
 	addr := flag.String("addr", ":8080", "address to serve on")
-	redisAddr := flag.String("redis", "", "Redis host:port; empty: the in-memory store")
+	redisAddr := flag.String("redis", "", "Redis host:port, several (a Cluster) comma-separated, or a redis:// URL (master_name= for Sentinel); empty: the in-memory store")
 	rulesFile := flag.String("rules", "", "a YAML rules file to take the limits from; empty: the built-in ones")
 	dryRun := flag.Bool("dry-run", false, "decide and report every request, but refuse none")
 	instances := flag.Int("instances", 1, "with -redis: app servers sharing Redis; while it fails, each enforces limit/instances locally")
 	flag.Parse()
 
-	store, storeName := newStore(*redisAddr)
+	store, storeName, err := newStore(*redisAddr)
+	if err != nil {
+		log.Fatal(err)
+	}
 	var fallback ratelimit.Store
 	if *redisAddr != "" {
 		// While Redis fails, decide locally with a share of each limit.
@@ -125,23 +130,17 @@ func app(c config) (*served, error) {
 	return s, nil
 }
 
-// newStore returns the store, with the Redis client options that
-// docs/redis.md recommends: short timeouts, so that a Redis that hangs
-// frees its connections soon (the limiter's own 100 ms budget bounds every
-// decision whatever they are).
-func newStore(redisAddr string) (ratelimit.Store, string) {
-	if redisAddr == "" {
-		return memory.New(memory.WithMaxKeys(1_000_000)), "memory"
+// newStore returns the store: memory, or Redis as the -redis flag names it
+// (see redisOptions).
+func newStore(redisFlag string) (ratelimit.Store, string, error) {
+	if redisFlag == "" {
+		return memory.New(memory.WithMaxKeys(1_000_000)), "memory", nil
 	}
-	client := goredis.NewClient(&goredis.Options{
-		Addr:                  redisAddr,
-		DialTimeout:           200 * time.Millisecond,
-		ReadTimeout:           100 * time.Millisecond,
-		WriteTimeout:          100 * time.Millisecond,
-		PoolTimeout:           100 * time.Millisecond,
-		ContextTimeoutEnabled: true,
-	})
-	return redisstore.New(client), "Redis (" + redisAddr + ")"
+	o, err := redisOptions(redisFlag)
+	if err != nil {
+		return nil, "", err
+	}
+	return redisstore.New(goredis.NewUniversalClient(o)), describeRedis(o), nil
 }
 
 // routes builds the example's handler: one limiter per route, sharing

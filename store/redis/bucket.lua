@@ -2,15 +2,20 @@
 -- takeTokens in store/memory/bucket.go line for line, in microseconds, so
 -- that both stores decide as golang.org/x/time/rate does.
 --
--- key  a string "ts:tokens": the last update (µs) and the tokens then (a
---      float written with 17 significant digits, so it reads back exactly);
---      one GET, and one SET with PX, the expiry, to commit a take
-local function bucket(key, rate, capacity, n, period, now, slack, commit)
+-- v  the last update (µs) and the tokens then: with struct, the byte 1 and
+--    two doubles (exact); else the string "ts:tokens", the tokens written
+--    with 17 significant digits, so they read back exactly
+local floor, ceil = math.floor, math.ceil
+local function bucket(v, rate, capacity, n, period, now, slack)
   local tokens, last
-  local v = redis.call('GET', key)
   if v then
-    local ts, tk = string.match(v, '^(%d+):(.+)$')
-    last, tokens = tonumber(ts), tonumber(tk)
+    if binary(v) then
+      local _
+      _, last, tokens = struct.unpack('<Bdd', v)
+    else
+      local ts, tk = string.match(v, '^(%d+):(.+)$')
+      last, tokens = tonumber(ts), tonumber(tk)
+    end
   end
   if not tokens or not last then
     tokens, last = capacity, now
@@ -20,34 +25,37 @@ local function bucket(key, rate, capacity, n, period, now, slack, commit)
   end
   local e = now - last
   -- time.Duration.Seconds: whole seconds plus the fraction, as Go computes it
-  tokens = tokens + (math.floor(e / 1000000) + (e % 1000000) / 1000000) * rate
+  tokens = tokens + (floor(e / 1000000) + (e % 1000000) / 1000000) * rate
   if tokens > capacity then
     tokens = capacity
   end
 
-  local allowed, retry = 0, 0
+  local allowed, retry, nv, ms = 0, 0, nil, nil
   local left = tokens - n
   -- x/time/rate admits when the wait for the missing part truncates to 0 ns
   if left >= 0 or (-left / rate) * 1e9 < 1 then
     allowed = 1
     tokens = left
-    if n > 0 and commit then
+    if n > 0 then
+      if struct then
+        nv = struct.pack('<Bdd', 1, now, left)
+      else
+        nv = string.format('%.0f:%.17g', now, left)
+      end
       -- expire 1 ms after the bucket is full again: an expired key is a full one
-      local full = math.ceil((capacity - left) / rate * 1000000)
-      redis.call('SET', key, string.format('%.0f:%.17g', now, left),
-        'PX', string.format('%.0f', math.ceil(full / 1000) + 1 + slack))
+      ms = ceil(ceil((capacity - left) / rate * 1000000) / 1000) + 1 + slack
     end
   else
-    retry = math.ceil(-left / rate * 1000000)
+    retry = ceil(-left / rate * 1000000)
   end
 
   local remaining = 0
   if tokens >= 1 then
-    remaining = math.floor(tokens)
+    remaining = floor(tokens)
   end
   local reset = 0
   if tokens < capacity then
-    reset = math.ceil((capacity - tokens) / rate * 1000000)
+    reset = ceil((capacity - tokens) / rate * 1000000)
   end
-  return {allowed, remaining, retry, reset}
+  return allowed, remaining, retry, reset, nv, ms
 end

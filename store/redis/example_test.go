@@ -64,3 +64,21 @@ func ExampleWithAppClock() {
 	fmt.Println(a.Allowed, b.Allowed, b.RetryAfter, c.Allowed)
 	// Output: true false 100ms true
 }
+
+// Every decision in a script call of its own, as soon as it is made: for
+// services that limit a script's keys, or to compare with the default
+// group commit.
+func ExampleWithoutBatching() {
+	mr := miniredis.NewMiniRedis()
+	if err := mr.Start(); err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	client := goredis.NewClient(&goredis.Options{Addr: mr.Addr()})
+	defer client.Close()
+
+	store := redisstore.New(client, redisstore.WithoutBatching())
+	res, err := store.AllowN(context.Background(), "k", ratelimit.PerMinute(5), 2)
+	fmt.Println(res.Allowed, res.Remaining, err)
+	// Output: true 3 <nil>
+}

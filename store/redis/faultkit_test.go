@@ -56,13 +56,15 @@ type recordingStore struct {
 	running sync.WaitGroup
 
 	mu     sync.Mutex
-	errors []string // a few distinct error texts
+	errors []string    // a few distinct error texts
+	starts []time.Time // when each failed call started (the first 10,000)
 }
 
 func (s *recordingStore) AllowN(ctx context.Context, key string, l ratelimit.Limit, n int) (ratelimit.Result, error) {
 	s.calls.Add(1)
 	s.running.Add(1)
 	defer s.running.Done()
+	start := time.Now()
 	res, err := s.inner.AllowN(ctx, key, l, n)
 	switch {
 	case err == nil:
@@ -77,6 +79,9 @@ func (s *recordingStore) AllowN(ctx context.Context, key string, l ratelimit.Lim
 		if len(s.errors) < 5 && !containsPrefix(s.errors, err.Error()) {
 			s.errors = append(s.errors, err.Error())
 		}
+		if len(s.starts) < 10_000 {
+			s.starts = append(s.starts, start)
+		}
 		s.mu.Unlock()
 	}
 	return res, err
@@ -89,6 +94,23 @@ func containsPrefix(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// failedOutside counts the failed calls that started before from or at or
+// after to: while Redis was running, such a call may have been run in time
+// by Redis and have taken its tokens, its reply lost to the client's read
+// timeout (the residual the package doc names). A call that started within
+// [from, to), while Redis was stopped, can only have reached it late.
+func (s *recordingStore) failedOutside(from, to time.Time) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for _, at := range s.starts {
+		if at.Before(from) || !at.Before(to) {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *recordingStore) errorTexts() []string {

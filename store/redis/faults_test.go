@@ -252,6 +252,7 @@ func TestFaultOutOfMemory(t *testing.T) {
 			t.Fatalf("filling 2 MB with 64 KB pieces: %v after %d pieces", err, i)
 		}
 	}
+	keepFull(t, admin)
 	if err := admin.Set(ctx, "probe", "1", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "OOM") {
 		t.Fatalf("SET after filling 2 MB: %v, want an OOM error", err)
 	}

@@ -1,4 +1,4 @@
--- log.lua: the sliding log's decision, after prelude.lua. Mirrors takeLog in
+-- log.lua: the sliding log's decision, after prelude.lua, on its ZSET. Mirrors takeLog in
 -- store/memory/slidinglog.go, in microseconds: at most Rate tokens within
 -- any trailing period (now - period, now].
 --

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/ratelimit-go/ratelimit"
 )
@@ -41,30 +40,26 @@ func (s *Store) AllowAll(ctx context.Context, takes []ratelimit.Take, results []
 		}
 	}
 	k := len(takes)
-	clock, deadline := s.clockArgs(ctx)
 	args := make([]any, 3, 3+k+2+5*k)
-	args[0], args[1], args[2] = "evalsha", multiScript.script.Hash(), k
+	args[0], args[1], args[2] = "evalsha", s.scripts.multi.script.Hash(), k
 	for i := range takes {
 		args = append(args, s.Key(takes[i].Key, takes[i].Limit.Algorithm))
 	}
-	args = append(args, clock, deadline)
+	args = append(args, s.clockArg(), s.deadlineArg(ctx))
 	for i := range takes {
 		t := &takes[i]
 		a := s.limitArgs(t.Limit)
 		args = append(args, int(t.Limit.Algorithm), a[0], a[1], t.N, a[2])
 	}
-	v, err := s.eval(ctx, &multiScript, args)
-	if err != nil {
+	rows := make([]row, k)
+	if err := s.eval(ctx, s.scripts.multi, args, rows); err != nil {
 		return err
 	}
-	if len(v) == 1 && v[0] < 0 {
+	if rows[0][0] < 0 {
 		return ErrLate
 	}
-	if len(v) != 4*k {
-		return fmt.Errorf("ratelimit/redis: %s returned %d values for %d takes, want %d", multiScript.name, len(v), k, 4*k)
-	}
 	for i := range takes {
-		results[i] = result(v[4*i:4*i+4], takes[i].Limit)
+		results[i] = rows[i].result(takes[i].Limit)
 	}
 	return nil
 }

@@ -1,27 +1,36 @@
 // Package redis is a [ratelimit.Store] in Redis, for budgets shared by many
 // app servers: a single node, Sentinel (failover), Ring or Redis Cluster.
 //
-// Every decision is one round trip: one Lua script (bucket.lua for the token
-// bucket), run with EVALSHA and sent again with EVAL only after NOSCRIPT.
-// Each script of [Store.AllowN] touches exactly one key, so the store is
-// Redis Cluster safe, reads the clock with Redis TIME, so app servers with
-// skewed clocks agree, and expires the key when its state no longer
-// matters. [Store.AllowAll] decides several keys in one script; on Cluster
-// they must share a hash tag, as the limits of one client do (see
-// [Store.Key]).
+// Every decision takes at most one round trip: a Lua script, run with
+// EVALSHA and sent again with EVAL only after NOSCRIPT. A decision that
+// finds the store's calls to its node idle goes at once, alone, in a script
+// of its algorithm; decisions that find them busy wait and go together in
+// the next call (group commit: one TIME, one MGET, each decision on its
+// own, in order, with its own deadline). Where the server's Lua has struct
+// (Redis, Valkey) state and replies are packed as binary; elsewhere
+// (miniredis, some compatible services) the same scripts use strings. The
+// scripts read the clock with Redis TIME, so app servers with skewed
+// clocks agree, and expire each key when its state no longer matters. On
+// Cluster a script's keys share a slot: decisions are batched per slot.
+// [Store.AllowAll] decides several keys in one script; on Cluster they
+// must share a hash tag, as the limits of one client do (see [Store.Key]).
 //
 // A decision is sent at most once. The store marks its commands as not to
 // be retried, so go-redis never resends one, whatever the client's
 // MaxRetries: a command whose connection broke may have run or not, and is
-// reported as an error, never run twice. A call given a context deadline
-// passes it to the script, which takes nothing once Redis's clock is past
-// it: a decision that reached a stalled Redis after the caller gave up (and
-// the failure policy answered) does not take tokens when Redis resumes.
-// The deadline travels in Redis's clock: scripts return the TIME they used,
-// and the store keeps the offset between the clocks, so app servers whose
-// clocks are off are not refused. What remains possible: a call that Redis
-// ran just before its deadline while the reply was lost counts a request
-// the caller saw fail. With [WithAppClock] the deadline is not checked.
+// reported as an error, never run twice; a failed call fails only the
+// decisions it carried. A call given a context deadline passes it to the
+// script, which takes nothing once Redis's clock is past it: a decision
+// that reached a stalled Redis after the caller gave up (and the failure
+// policy answered) does not take tokens when Redis resumes. A decision
+// still waiting for a batch when its context ends is never sent, and a
+// full queue (Redis not keeping up) fails a decision at once with
+// [ErrBusy]. The deadline travels in Redis's clock: scripts return the
+// TIME they used, and the store keeps the offset between the clocks, so
+// app servers whose clocks are off are not refused. What remains possible:
+// a call that Redis ran just before its deadline while the reply was lost
+// counts a request the caller saw fail. With [WithAppClock] the deadline
+// is not checked.
 package redis
 
 import (
@@ -48,6 +57,10 @@ type Store struct {
 	prefix  string
 	now     func() time.Time // nil: Redis TIME
 	skew    skew             // how far Redis's clock is from the app's
+	scripts *scriptSet
+
+	batching bool
+	batchers batchers
 
 	argsMu sync.RWMutex
 	args   map[ratelimit.Limit][3]any // a limit's script arguments, formatted once
@@ -90,13 +103,19 @@ var ErrNilClient = errors.New("ratelimit/redis: nil client")
 // New returns a Store that keeps its budgets in client: a *goredis.Client,
 // *goredis.ClusterClient, *goredis.Ring or failover client.
 func New(client goredis.UniversalClient, opts ...Option) *Store {
-	s := &Store{prefix: DefaultPrefix}
+	s := &Store{prefix: DefaultPrefix, scripts: &detected, batching: true}
 	if client != nil {
 		s.client = client
 	}
 	switch client.(type) {
-	case *goredis.ClusterClient, *goredis.Ring:
+	case *goredis.ClusterClient:
 		s.sharded = true
+		s.batchers.bySlot = true
+	case *goredis.Ring:
+		// A Ring spreads hash tags over its shards by its own hash: no two
+		// tags are known to share one, so its decisions are sent one by one.
+		s.sharded = true
+		s.batching = false
 	}
 	for _, o := range opts {
 		o(s)
@@ -134,11 +153,11 @@ func slotTag(key string) [10]byte {
 // "api#hourly/ip:192.0.2.1", so all the limits of one client share a slot
 // and [Store.AllowAll] decides them in one script on Cluster too.
 func (s *Store) Key(key string, a ratelimit.Algorithm) string {
-	if a < 0 || int(a) >= len(scripts) {
+	if a < 0 || int(a) >= len(tags) {
 		a = ratelimit.TokenBucket
 	}
 	tag := slotTag(afterNamespace(key))
-	return s.prefix + scripts[a].tag + string(tag[:]) + key
+	return s.prefix + tags[a] + string(tag[:]) + key
 }
 
 // afterNamespace is the part of key after its first '/', or all of key.
@@ -153,14 +172,8 @@ func afterNamespace(key string) string {
 // took nothing. It wraps context.DeadlineExceeded.
 var ErrLate = fmt.Errorf("ratelimit/redis: the call reached Redis after its deadline and took nothing: %w", context.DeadlineExceeded)
 
-// onceCmd is a script call that go-redis must never resend: a resent call
-// could count one request twice.
-type onceCmd struct{ *goredis.Cmd }
-
-// NoRetry tells go-redis not to retry the command.
-func (onceCmd) NoRetry() bool { return true }
-
-// AllowN implements [ratelimit.Store] in one round trip to Redis.
+// AllowN implements [ratelimit.Store] in at most one round trip to Redis:
+// alone, or in a batch with the decisions waiting for the same node.
 func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n int) (ratelimit.Result, error) {
 	if err := ratelimit.ValidateCall(key, limit, n); err != nil {
 		return ratelimit.Result{}, err
@@ -168,75 +181,13 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 	if s.client == nil {
 		return ratelimit.Result{}, ErrNilClient
 	}
-	sc := &scripts[limit.Algorithm]
-	a := s.limitArgs(limit)
-	clock, deadline := s.clockArgs(ctx)
-	args := []any{"evalsha", sc.script.Hash(), 1, s.Key(key, limit.Algorithm), a[0], a[1], n, a[2], clock, deadline}
-	v, err := s.eval(ctx, sc, args)
-	if err != nil {
-		return ratelimit.Result{}, err
-	}
-	if len(v) != 4 {
-		return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: %s returned %d values, want 4", sc.name, len(v))
-	}
-	if v[0] < 0 {
-		return ratelimit.Result{}, ErrLate
-	}
-	return result(v, limit), nil
-}
-
-// result reads a decision under limit from the four integers a script
-// returns for it: allowed, remaining, retry-after µs, reset-after µs.
-func result(v []int64, limit ratelimit.Limit) ratelimit.Result {
-	return ratelimit.Result{
-		Allowed:    v[0] == 1,
-		Limit:      limit,
-		Remaining:  int(v[1]),
-		RetryAfter: time.Duration(v[2]) * time.Microsecond,
-		ResetAfter: time.Duration(v[3]) * time.Microsecond,
-	}
-}
-
-// clockArgs returns the scripts' clock and deadline arguments: the app's
-// clock in µs if the store has one, else "" (Redis TIME) and the context's
-// deadline in µs, or "" for none.
-func (s *Store) clockArgs(ctx context.Context) (clock, deadline any) {
-	clock, deadline = "", ""
-	if s.now != nil {
-		clock = s.now().UnixMicro()
-	} else if d, ok := ctx.Deadline(); ok {
-		if rd, ok := s.skew.deadline(d); ok {
-			deadline = rd
-		}
-	}
-	return clock, deadline
-}
-
-// eval runs sc with args, which start "evalsha", sha: one EVALSHA, and an
-// EVAL only after NOSCRIPT, each sent at most once. It returns the
-// script's integers but the last, the clock the script used, from which it
-// learns Redis's clock.
-func (s *Store) eval(ctx context.Context, sc *script, args []any) ([]int64, error) {
-	sent := time.Now()
-	cmd := onceCmd{goredis.NewCmd(ctx, args...)}
-	err := s.client.Process(ctx, cmd)
-	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
-		args[0], args[1] = "eval", sc.source
-		cmd = onceCmd{goredis.NewCmd(ctx, args...)}
-		err = s.client.Process(ctx, cmd)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
-	}
-	v, err := cmd.Int64Slice()
-	if err != nil {
-		return nil, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
-	}
-	if len(v) == 0 {
-		return nil, fmt.Errorf("ratelimit/redis: %s returned nothing", sc.name)
-	}
-	if s.now == nil {
-		s.skew.observe(v[len(v)-1], sent, time.Now())
-	}
-	return v[:len(v)-1], nil
+	tag := slotTag(afterNamespace(key))
+	p := newPending()
+	p.ctx = ctx
+	p.key = s.prefix + tags[limit.Algorithm] + string(tag[:]) + key
+	p.limit, p.n = limit, n
+	p.deadline = s.deadlineArg(ctx)
+	res, err := s.decide(s.batcherFor(&tag), p)
+	p.free()
+	return res, err
 }

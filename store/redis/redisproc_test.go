@@ -1,6 +1,7 @@
 package redis_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -135,8 +136,26 @@ func (p *redisProc) signal(sig syscall.Signal) {
 }
 
 // Stop freezes the server (SIGSTOP): connections stay open and nothing is
-// answered, like a server stuck in a long command or a paused VM.
-func (p *redisProc) Stop() { p.t.Helper(); p.signal(syscall.SIGSTOP) }
+// answered, like a server stuck in a long command or a paused VM. It
+// returns once the kernel shows the process stopped, so that a command
+// written after Stop returns cannot run before Cont.
+func (p *redisProc) Stop() {
+	p.t.Helper()
+	p.signal(syscall.SIGSTOP)
+	stat := filepath.Join("/proc", strconv.Itoa(p.cmd.Process.Pid), "stat")
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			return // no /proc: SIGSTOP takes effect within microseconds anyway
+		}
+		// "pid (comm) state ...": the state follows the last ')'
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'T' {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	p.t.Fatalf("redis-server (pid %d) not stopped 1s after SIGSTOP", p.cmd.Process.Pid)
+}
 
 // Cont resumes a stopped server (SIGCONT).
 func (p *redisProc) Cont() { p.t.Helper(); p.signal(syscall.SIGCONT) }

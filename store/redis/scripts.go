@@ -2,27 +2,29 @@ package redis
 
 import (
 	_ "embed"
+	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/ratelimit-go/ratelimit"
 )
 
-// Each algorithm's file defines one function that decides a take without
-// writing and returns the writes that commit it (see prelude.lua). A
-// one-key script is prelude.lua, the algorithm's file and single.lua, which
-// commits at once; it takes KEYS[1] and ARGV = rate per second, capacity,
-// cost n, period in µs, the app's clock in µs or "" (Redis TIME), and the
-// caller's deadline in µs or "", and returns {allowed, remaining,
-// retry-after µs, reset-after µs}. The multi-key script (multi.lua) has
-// every algorithm and commits only if all its takes are allowed.
+// The scripts: batch.lua decides a batch of takes, each on its own
+// (Store.AllowN under load); one.lua and onelog.lua a take sent alone, with
+// the code of its algorithm only; multi.lua several takes as one
+// (Store.AllowAll). Each is prelude.lua (the clock and the encodings), the
+// algorithms' files and its own end.
 var (
 	//go:embed prelude.lua
 	preludeLua string
-	//go:embed single.lua
-	singleLua string
+	//go:embed batch.lua
+	batchLua string
 	//go:embed multi.lua
 	multiLua string
+	//go:embed one.lua
+	oneLua string
+	//go:embed onelog.lua
+	oneLogLua string
 	//go:embed bucket.lua
 	bucketLua string
 	//go:embed window.lua
@@ -33,31 +35,61 @@ var (
 	logLua string
 )
 
+// tags are the algorithms' parts of a key, between the prefix and the
+// caller's key, indexed by ratelimit.Algorithm.
+var tags = [...]string{"tb:", "fw:", "sw:", "sl:"}
+
 type script struct {
 	name   string
-	tag    string // in the key, between the prefix and the caller's key
 	script *goredis.Script
 	source string // for EVAL after NOSCRIPT
 }
 
-// newScript makes the script name of source.
-func newScript(name, tag, source string) script {
-	return script{name: name, tag: tag, script: goredis.NewScript(source), source: source}
+// newScript makes the script name of body, after prelude.lua.
+func newScript(name, body string, binary bool) *script {
+	prelude := preludeLua
+	if !binary {
+		prelude = strings.Replace(prelude, structLine, "local struct = nil\n", 1)
+	}
+	source := prelude + body
+	return &script{name: name, script: goredis.NewScript(source), source: source}
 }
 
-// oneKey is the one-key script of the algorithm that fn, defined in lua,
-// decides.
-func oneKey(lua, fn string) string {
-	return preludeLua + lua + singleLua + "return single(" + fn + ")\n"
+// newSet makes the scripts, packing as binary where the server can if
+// binary is set.
+func newSet(binary bool) scriptSet {
+	all := bucketLua + windowLua + slidingWindowLua + logLua
+	return scriptSet{
+		one: [...]*script{
+			ratelimit.TokenBucket:   newScript("bucket.lua", bucketLua+oneLua+"return one(bucket)\n", binary),
+			ratelimit.FixedWindow:   newScript("window.lua", windowLua+oneLua+"return one(window)\n", binary),
+			ratelimit.SlidingWindow: newScript("swindow.lua", slidingWindowLua+oneLua+"return one(swindow)\n", binary),
+			ratelimit.SlidingLog:    newScript("log.lua", logLua+oneLogLua, binary),
+		},
+		batch: newScript("batch.lua", all+batchLua, binary),
+		multi: newScript("multi.lua", all+multiLua, binary),
+	}
 }
 
-// scripts is indexed by ratelimit.Algorithm.
-var scripts = [...]script{
-	ratelimit.TokenBucket:   newScript("bucket.lua", "tb:", oneKey(bucketLua, "bucket")),
-	ratelimit.FixedWindow:   newScript("window.lua", "fw:", oneKey(windowLua, "window")),
-	ratelimit.SlidingWindow: newScript("swindow.lua", "sw:", oneKey(slidingWindowLua, "swindow")),
-	ratelimit.SlidingLog:    newScript("log.lua", "sl:", oneKey(logLua, "slidinglog")),
+// structLine is the line of prelude.lua that finds the struct library.
+const structLine = "local struct = rawget(_G, 'struct')\n"
+
+// scriptSet is the scripts a store runs; one is indexed by
+// ratelimit.Algorithm.
+type scriptSet struct {
+	one          [4]*script
+	batch, multi *script
 }
 
-// multiScript decides several takes, of any algorithms, as one.
-var multiScript = newScript("multi.lua", "", preludeLua+bucketLua+windowLua+slidingWindowLua+logLua+multiLua)
+var (
+	// detected packs state and replies as binary wherever the server's Lua
+	// has struct, and falls back to strings where it has not.
+	detected = newSet(true)
+	// stringsOnly always uses strings: the fallback, forced (for tests).
+	stringsOnly = newSet(false)
+)
+
+// all lists the scripts of the set.
+func (set *scriptSet) all() []*script {
+	return append(set.one[:len(set.one):len(set.one)], set.batch, set.multi)
+}

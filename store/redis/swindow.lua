@@ -2,31 +2,41 @@
 -- Mirrors slidingWindow in store/memory/window.go, in microseconds: the
 -- estimate prev * (1 - elapsed / period) + curr stays at most Rate.
 --
--- key  a string "start:prev:curr": the start of the current window (µs)
---      and the counts of the window before it and of it
-local function swindow(key, rate, capacity, n, period, now, slack, commit)
+-- v  the start of the current window (µs) and the counts of the window
+--    before it and of it: with struct, the byte 1 and three doubles; else
+--    the string "start:prev:curr"
+local function swindow(v, rate, capacity, n, period, now, slack)
   local start = now - now % period
   local prev, curr = 0, 0
-  local v = redis.call('GET', key)
   if v then
-    local s, p, c = string.match(v, '^(%d+):(%d+):(%d+)$')
-    s = tonumber(s)
+    local s, p, c
+    if binary(v) then
+      local _
+      _, s, p, c = struct.unpack('<Bddd', v)
+    else
+      s, p, c = string.match(v, '^(%d+):(%d+):(%d+)$')
+      s, p, c = tonumber(s), tonumber(p), tonumber(c)
+    end
     if s == start then
-      prev, curr = tonumber(p), tonumber(c)
+      prev, curr = p, c
     elseif s == start - period then
-      prev = tonumber(c)
+      prev = c
     end
   end
   local elapsed = now - start
   local weight = 1 - elapsed / period
 
-  local allowed, retry = 0, 0
+  local allowed, retry, nv, ms = 0, 0, nil, nil
   if prev * weight + curr + n <= capacity then
     allowed = 1
     curr = curr + n
-    if n > 0 and commit then
-      redis.call('SET', key, string.format('%.0f:%.0f:%.0f', start, prev, curr),
-        'PX', string.format('%.0f', math.ceil((start + 2 * period - now) / 1000) + slack))
+    if n > 0 then
+      if struct then
+        nv = struct.pack('<Bddd', 1, start, prev, curr)
+      else
+        nv = string.format('%.0f:%.0f:%.0f', start, prev, curr)
+      end
+      ms = math.ceil((start + 2 * period - now) / 1000) + slack
     end
   else
     local room = capacity - curr - n
@@ -54,5 +64,5 @@ local function swindow(key, rate, capacity, n, period, now, slack, commit)
   elseif prev > 0 then
     reset = period - elapsed
   end
-  return {allowed, remaining, retry, reset}
+  return allowed, remaining, retry, reset, nv, ms
 end

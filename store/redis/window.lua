@@ -1,26 +1,37 @@
 -- window.lua: the fixed window counter's decision, after prelude.lua.
 -- Mirrors fixedWindow in store/memory/window.go, in microseconds.
 --
--- key  a string "end:count": the end of the counted window (µs) and its count
-local function window(key, rate, capacity, n, period, now, slack, commit)
+-- v  the end of the counted window (µs) and its count: with struct, the
+--    byte 1 and two doubles; else the string "end:count"
+local function window(v, rate, capacity, n, period, now, slack)
   -- windows are aligned to multiples of the period since the epoch
   local stop = now - now % period + period
   local count = 0
-  local v = redis.call('GET', key)
   if v then
-    local e, c = string.match(v, '^(%d+):(%d+)$')
-    if tonumber(e) == stop then
-      count = tonumber(c)
+    local e, c
+    if binary(v) then
+      local _
+      _, e, c = struct.unpack('<Bdd', v)
+    else
+      e, c = string.match(v, '^(%d+):(%d+)$')
+      e, c = tonumber(e), tonumber(c)
+    end
+    if e == stop then
+      count = c
     end
   end
 
-  local allowed, retry = 0, 0
+  local allowed, retry, nv, ms = 0, 0, nil, nil
   if count + n <= capacity then
     allowed = 1
     count = count + n
-    if n > 0 and commit then
-      redis.call('SET', key, string.format('%.0f:%.0f', stop, count),
-        'PX', string.format('%.0f', math.ceil((stop - now) / 1000) + slack))
+    if n > 0 then
+      if struct then
+        nv = struct.pack('<Bdd', 1, stop, count)
+      else
+        nv = string.format('%.0f:%.0f', stop, count)
+      end
+      ms = math.ceil((stop - now) / 1000) + slack
     end
   else
     retry = stop - now -- the next window takes n <= capacity
@@ -29,5 +40,5 @@ local function window(key, rate, capacity, n, period, now, slack, commit)
   if count > 0 then
     reset = stop - now
   end
-  return {allowed, capacity - count, retry, reset}
+  return allowed, capacity - count, retry, reset, nv, ms
 end

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// redisOptions reads the -redis flag into the options of
+// goredis.NewUniversalClient, which makes a Client for one address, a
+// ClusterClient for several, and a Sentinel-backed FailoverClient for a
+// master name:
+//
+//	localhost:6379                          one node
+//	host1:7000,host2:7000,host3:7000        a Cluster (any of its nodes)
+//	redis://user:pass@host:6379/2           one node, with go-redis's URL options
+//	redis://host1:7000?addr=host2:7000      a Cluster, by URL
+//	redis://sentinel1:26379?master_name=mymaster&addr=sentinel2:26379
+//	                                        Sentinel, by URL
+//
+// Timeouts the URL does not set get the ones docs/redis.md recommends:
+// short, so that a Redis that hangs frees its connections soon (the
+// limiter's own 100 ms budget bounds every decision whatever they are).
+func redisOptions(flag string) (*goredis.UniversalOptions, error) {
+	var o *goredis.UniversalOptions
+	switch {
+	case flag == "":
+		return nil, errors.New("-redis: empty address")
+	case strings.Contains(flag, "://"):
+		u, err := url.Parse(flag)
+		if err != nil {
+			return nil, fmt.Errorf("-redis: %w", err)
+		}
+		q := u.Query()
+		switch {
+		case q.Has("master_name"):
+			f, err := goredis.ParseFailoverURL(flag)
+			if err != nil {
+				return nil, fmt.Errorf("-redis: %w", err)
+			}
+			o = &goredis.UniversalOptions{
+				Addrs: f.SentinelAddrs, MasterName: f.MasterName, DB: f.DB,
+				Username: f.Username, Password: f.Password,
+				SentinelUsername: f.SentinelUsername, SentinelPassword: f.SentinelPassword,
+				TLSConfig:   f.TLSConfig,
+				DialTimeout: f.DialTimeout, ReadTimeout: f.ReadTimeout, WriteTimeout: f.WriteTimeout, PoolTimeout: f.PoolTimeout,
+			}
+		case q.Has("addr"):
+			c, err := goredis.ParseClusterURL(flag)
+			if err != nil {
+				return nil, fmt.Errorf("-redis: %w", err)
+			}
+			o = &goredis.UniversalOptions{
+				Addrs: c.Addrs, Username: c.Username, Password: c.Password, TLSConfig: c.TLSConfig,
+				DialTimeout: c.DialTimeout, ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout, PoolTimeout: c.PoolTimeout,
+			}
+		default:
+			s, err := goredis.ParseURL(flag)
+			if err != nil {
+				return nil, fmt.Errorf("-redis: %w", err)
+			}
+			o = &goredis.UniversalOptions{
+				Addrs: []string{s.Addr}, DB: s.DB, Username: s.Username, Password: s.Password, TLSConfig: s.TLSConfig,
+				DialTimeout: s.DialTimeout, ReadTimeout: s.ReadTimeout, WriteTimeout: s.WriteTimeout, PoolTimeout: s.PoolTimeout,
+			}
+		}
+	default:
+		addrs := strings.Split(flag, ",")
+		for _, a := range addrs {
+			if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+				return nil, fmt.Errorf("-redis: %q is not host:port", a)
+			}
+		}
+		o = &goredis.UniversalOptions{Addrs: addrs}
+	}
+	// go-redis fills a URL's missing timeouts with its defaults; only the
+	// ones it left unset (0) are ours to choose.
+	setDefault(&o.DialTimeout, 200*time.Millisecond)
+	setDefault(&o.ReadTimeout, 100*time.Millisecond)
+	setDefault(&o.WriteTimeout, 100*time.Millisecond)
+	setDefault(&o.PoolTimeout, 100*time.Millisecond)
+	o.ContextTimeoutEnabled = true
+	return o, nil
+}
+
+func setDefault(d *time.Duration, v time.Duration) {
+	if *d == 0 {
+		*d = v
+	}
+}
+
+// describeRedis names what o reaches, for the log.
+func describeRedis(o *goredis.UniversalOptions) string {
+	switch {
+	case o.MasterName != "":
+		return fmt.Sprintf("Redis Sentinel (master %s via %s)", o.MasterName, strings.Join(o.Addrs, ","))
+	case len(o.Addrs) > 1:
+		return "Redis Cluster (" + strings.Join(o.Addrs, ",") + ")"
+	}
+	return "Redis (" + o.Addrs[0] + ")"
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRedisFlag(t *testing.T) {
+	for _, tt := range []struct {
+		flag   string
+		addrs  string // comma-separated
+		master string
+		db     int
+		read   time.Duration
+		what   string
+	}{
+		{"localhost:6379", "localhost:6379", "", 0, 100 * time.Millisecond, "Redis (localhost:6379)"},
+		{"h1:7000,h2:7000,h3:7000", "h1:7000,h2:7000,h3:7000", "", 0, 100 * time.Millisecond, "Redis Cluster (h1:7000,h2:7000,h3:7000)"},
+		{"[::1]:6379", "[::1]:6379", "", 0, 100 * time.Millisecond, "Redis ([::1]:6379)"},
+		{"redis://user:pw@host:6380/2", "host:6380", "", 2, 100 * time.Millisecond, "Redis (host:6380)"},
+		{"redis://host:6380?read_timeout=50ms", "host:6380", "", 0, 50 * time.Millisecond, "Redis (host:6380)"},
+		{"redis://h1:7000?addr=h2:7000&addr=h3:7000", "h1:7000,h2:7000,h3:7000", "", 0, 100 * time.Millisecond, "Redis Cluster (h1:7000,h2:7000,h3:7000)"},
+		{"redis://s1:26379?master_name=mymaster&addr=s2:26379", "s1:26379,s2:26379", "mymaster", 0, 100 * time.Millisecond, "Redis Sentinel (master mymaster via s1:26379,s2:26379)"},
+	} {
+		t.Run(tt.flag, func(t *testing.T) {
+			o, err := redisOptions(tt.flag)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(o.Addrs, ","); got != tt.addrs || o.MasterName != tt.master || o.DB != tt.db {
+				t.Errorf("addrs %q, master %q, db %d; want %q, %q, %d", got, o.MasterName, o.DB, tt.addrs, tt.master, tt.db)
+			}
+			if o.ReadTimeout != tt.read || o.PoolTimeout == 0 || o.DialTimeout == 0 || !o.ContextTimeoutEnabled {
+				t.Errorf("read timeout %v (want %v), pool %v, dial %v, context deadlines %v", o.ReadTimeout, tt.read, o.PoolTimeout, o.DialTimeout, o.ContextTimeoutEnabled)
+			}
+			if got := describeRedis(o); got != tt.what {
+				t.Errorf("described as %q, want %q", got, tt.what)
+			}
+		})
+	}
+}
+
+func TestRedisFlagRefusesBadAddresses(t *testing.T) {
+	for _, flag := range []string{"localhost", "h1:7000,,h2:7000", "h1:7000,h2", "redis://[::1", "redis://h:1?bogus=1", "ftp://h:1", "h1:"} {
+		if o, err := redisOptions(flag); err == nil {
+			t.Errorf("-redis %q: %+v, want an error", flag, o)
+		}
+	}
+}
+
+// TestRedisFlagReachesCluster serves a request through the example with
+// -redis naming the real Cluster of the environment, when it names one.
+func TestRedisFlagReachesCluster(t *testing.T) {
+	addrs := os.Getenv("RATELIMIT_REDIS_CLUSTER_ADDRS")
+	if addrs == "" {
+		t.Skip("set RATELIMIT_REDIS_CLUSTER_ADDRS to reach a real Cluster (.ci/run does)")
+	}
+	store, what, err := newStore(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(what, "Redis Cluster") {
+		t.Fatalf("-redis %s made %s, want a Cluster", addrs, what)
+	}
+	s, err := app(config{store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A client address of this run's own, so that the budget starts full.
+	client := fmt.Sprintf("198.51.100.%d:1234", time.Now().UnixNano()%250+1)
+	var remaining []string
+	for range 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+		r.RemoteAddr = client
+		w := httptest.NewRecorder()
+		s.handler.ServeHTTP(w, r)
+		cancel()
+		if w.Code != http.StatusOK {
+			t.Fatalf("GET / through the Cluster: %d", w.Code)
+		}
+		remaining = append(remaining, w.Header().Get("X-RateLimit-Remaining"))
+	}
+	t.Logf("X-RateLimit-Remaining through the Cluster: %s, then %s", remaining[0], remaining[1])
+	// The same budget, in the Cluster: the second request sees the first.
+	if remaining[0] == "" || remaining[0] == remaining[1] {
+		t.Fatalf("X-RateLimit-Remaining %q then %q; want the Cluster's budget counting down", remaining[0], remaining[1])
+	}
+}

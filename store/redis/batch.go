@@ -1,0 +1,316 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+)
+
+// Group commit. Decisions for one Redis node (one slot on Cluster) share a
+// batcher. A decision that finds fewer than maxSenders calls in flight is
+// sent at once, alone, by its caller's goroutine: a quiet server sees one
+// script call per decision, as without batching. One that finds them all
+// busy waits in a bounded queue; when a call returns, its sender hands the
+// oldest queued decisions, up to maxBatch, to the first of them, which
+// sends them as one script call (batch.lua): one TIME, one MGET, each take
+// decided on its own, in order, with its own deadline. There is no timer
+// and no goroutine of the store's own.
+//
+// Each decision is sent at most once, with its caller's deadline in
+// Redis's clock. A decision still queued when its context ends is removed
+// and never sent; one taken into a batch waits for its call's answer, as a
+// decision sent alone waits for its own (the call's context has the
+// latest deadline of the batch). A call's error (a broken connection, a
+// timeout) is the error of the decisions it carried, and only of them.
+type batcher struct {
+	mu      sync.Mutex
+	queue   []*pending
+	senders int // calls in flight, or being formed
+}
+
+const (
+	// maxSenders is the number of script calls a batcher has in flight:
+	// enough to keep Redis busy while replies travel.
+	maxSenders = 2
+	// maxBatch is the most takes one call decides.
+	maxBatch = 32
+	// maxQueued bounds the decisions waiting while every sender is busy,
+	// and so the memory a hung Redis costs.
+	maxQueued = 4096
+)
+
+// ErrBusy is returned, at once, for a decision that finds too many others
+// waiting for the same Redis node: Redis is not keeping up, or not
+// answering.
+var ErrBusy = errors.New("ratelimit/redis: too many decisions waiting for Redis")
+
+// pending is one decision on its way to Redis.
+type pending struct {
+	ctx      context.Context
+	key      string // the Redis key
+	limit    ratelimit.Limit
+	n        int
+	deadline any // the script's deadline argument
+
+	// Set by the sender, read by the caller once wake has a value.
+	res ratelimit.Result
+	err error
+
+	// Under the batcher's mu.
+	queued bool
+	lead   []*pending // the batch this decision's caller is to send
+	wake   chan struct{}
+
+	self [1]*pending // the batch of a decision sent alone
+}
+
+// pendings recycles decisions once their callers have their outcomes: no
+// batch refers to one then (a sender is done with a decision once it has
+// woken its caller).
+var pendings = sync.Pool{New: func() any { return new(pending) }}
+
+// newPending returns a pending decision with no outcome.
+func newPending() *pending { return pendings.Get().(*pending) }
+
+// free recycles p, whose wake channel is empty.
+func (p *pending) free() {
+	wake := p.wake
+	*p = pending{wake: wake}
+	pendings.Put(p)
+}
+
+// decide sends p through b (nil: alone, now) and returns its outcome.
+func (s *Store) decide(b *batcher, p *pending) (ratelimit.Result, error) {
+	p.self[0] = p
+	if b == nil {
+		s.send(p.self[:])
+		return p.res, p.err
+	}
+	b.mu.Lock()
+	if b.senders < maxSenders {
+		b.senders++
+		b.mu.Unlock()
+		s.lead(b, p.self[:])
+		return p.res, p.err
+	}
+	if len(b.queue) >= maxQueued {
+		b.mu.Unlock()
+		return ratelimit.Result{}, ErrBusy
+	}
+	if p.wake == nil {
+		p.wake = make(chan struct{}, 1)
+	}
+	p.queued = true
+	b.queue = append(b.queue, p)
+	b.mu.Unlock()
+
+	select {
+	case <-p.wake:
+	case <-p.ctx.Done():
+		b.mu.Lock()
+		if p.queued {
+			b.remove(p)
+			b.mu.Unlock()
+			return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: not sent, the queue for Redis was still full: %w", p.ctx.Err())
+		}
+		b.mu.Unlock()
+		// Taken into a batch: sent, or about to be sent by this goroutine.
+		// Like a decision sent alone, it waits for its call's answer, which
+		// the call's context bounds.
+		<-p.wake
+	}
+	if lead := p.lead; lead != nil {
+		p.lead = nil
+		s.lead(b, lead)
+	}
+	return p.res, p.err
+}
+
+// lead sends batch, whose first decision is the caller's, tells the
+// others, then hands the next batch from the queue, if any, to its first
+// decision's caller.
+func (s *Store) lead(b *batcher, batch []*pending) {
+	s.send(batch)
+	for _, p := range batch[1:] {
+		p.wake <- struct{}{}
+	}
+	b.mu.Lock()
+	k := min(len(b.queue), maxBatch)
+	if k == 0 {
+		b.senders--
+		b.mu.Unlock()
+		return
+	}
+	next := make([]*pending, k)
+	copy(next, b.queue)
+	n := copy(b.queue, b.queue[k:])
+	clear(b.queue[n:])
+	b.queue = b.queue[:n]
+	for _, p := range next {
+		p.queued = false
+	}
+	next[0].lead = next
+	next[0].wake <- struct{}{}
+	b.mu.Unlock()
+}
+
+// remove takes p out of the queue; b.mu is held.
+func (b *batcher) remove(p *pending) {
+	for i, q := range b.queue {
+		if q == p {
+			n := copy(b.queue[i:], b.queue[i+1:])
+			b.queue[i+n] = nil
+			b.queue = b.queue[:i+n]
+			p.queued = false
+			return
+		}
+	}
+}
+
+// send decides batch in one script call, and sets each decision's outcome.
+func (s *Store) send(batch []*pending) {
+	k := len(batch)
+	var args []any
+	sc := s.scripts.batch
+	if k == 1 {
+		p := batch[0]
+		sc = s.scripts.one[p.limit.Algorithm]
+		a := s.limitArgs(p.limit)
+		args = []any{"evalsha", sc.script.Hash(), 1, p.key, s.clockArg(), int(p.limit.Algorithm), a[0], a[1], p.n, a[2], p.deadline}
+	} else {
+		args = s.batchArgs(batch)
+	}
+	ctx, cancel := batchContext(batch)
+	var one [1]row
+	rows := one[:]
+	if k > 1 {
+		rows = make([]row, k)
+	}
+	err := s.eval(ctx, sc, args, rows)
+	if cancel != nil {
+		cancel()
+	}
+	for i, p := range batch {
+		switch {
+		case err != nil:
+			p.err = err
+		case rows[i][0] < 0:
+			p.err = ErrLate
+		default:
+			p.res = rows[i].result(p.limit)
+		}
+	}
+}
+
+// batchArgs are batch.lua's arguments for batch: each distinct limit
+// once, then each take's limit, cost and deadline.
+func (s *Store) batchArgs(batch []*pending) []any {
+	var limits [maxBatch]ratelimit.Limit
+	var which [maxBatch]int
+	m := 0
+	for i, p := range batch {
+		j := 0
+		for j < m && limits[j] != p.limit {
+			j++
+		}
+		if j == m {
+			limits[m] = p.limit
+			m++
+		}
+		which[i] = j + 1
+	}
+	args := make([]any, 0, 5+len(batch)+4*m+3*len(batch))
+	args = append(args, "evalsha", s.scripts.batch.script.Hash(), len(batch))
+	for _, p := range batch {
+		args = append(args, p.key)
+	}
+	args = append(args, s.clockArg(), m)
+	for _, l := range limits[:m] {
+		a := s.limitArgs(l)
+		args = append(args, int(l.Algorithm), a[0], a[1], a[2])
+	}
+	for i, p := range batch {
+		args = append(args, which[i], p.n, p.deadline)
+	}
+	return args
+}
+
+// batchContext is the context of the call that carries batch: the
+// decision's own for one; for several, the first one's values, never
+// canceled, and the latest of their deadlines (none if one has none), so
+// that no caller's deadline cuts short the call of the others.
+func batchContext(batch []*pending) (context.Context, context.CancelFunc) {
+	if len(batch) == 1 {
+		return batch[0].ctx, nil
+	}
+	var latest time.Time
+	for _, p := range batch {
+		d, ok := p.ctx.Deadline()
+		if !ok {
+			return context.WithoutCancel(batch[0].ctx), nil
+		}
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	return context.WithDeadline(context.WithoutCancel(batch[0].ctx), latest)
+}
+
+// batchers are a store's batchers: one for a single node, one per Cluster
+// slot (made as decisions come) for a ClusterClient.
+type batchers struct {
+	bySlot bool
+	one    batcher
+	mu     sync.RWMutex
+	slots  map[uint16]*batcher // at most 16,384
+}
+
+// batcherFor returns the batcher of keys with hash tag tag, or nil when
+// the store does not batch.
+func (s *Store) batcherFor(tag *[10]byte) *batcher {
+	if !s.batching {
+		return nil
+	}
+	bs := &s.batchers
+	if !bs.bySlot {
+		return &bs.one
+	}
+	slot := clusterSlot(tag[1:9])
+	bs.mu.RLock()
+	b := bs.slots[slot]
+	bs.mu.RUnlock()
+	if b != nil {
+		return b
+	}
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	if b = bs.slots[slot]; b == nil {
+		if bs.slots == nil {
+			bs.slots = make(map[uint16]*batcher)
+		}
+		b = &batcher{}
+		bs.slots[slot] = b
+	}
+	return b
+}
+
+// clusterSlot is the Redis Cluster slot of a hash tag's content: CRC16
+// (XMODEM) modulo 16384.
+func clusterSlot(tag []byte) uint16 {
+	var crc uint16
+	for _, c := range tag {
+		crc ^= uint16(c) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc & 16383
+}

@@ -1,0 +1,73 @@
+-- batch.lua: the end of the script that decides one take or a batch of
+-- takes, after prelude.lua and every algorithm's file. Each take is its
+-- own decision, atomic, decided in order (a take sees the takes before it
+-- on the same key) at one instant of Redis's clock, with its own deadline;
+-- one MGET reads the state of every GET-based key and one SET per key
+-- writes what the batch took.
+-- KEYS[i]  the key of take i (on Redis Cluster, all of one slot)
+-- ARGV[1]  the app's clock in µs since the epoch, or "": Redis TIME
+-- ARGV[2]  m, the number of distinct limits in the batch
+-- ARGV[3 + 4(j-1)] .. ARGV[6 + 4(j-1)]  limit j: its algorithm (the value
+--          of ratelimit.Algorithm), refill rate per second, capacity,
+--          period in µs
+-- ARGV[3 + 4m + 3(i-1)] .. ARGV[5 + 4m + 3(i-1)]  take i: its limit j,
+--          cost n, and its deadline in µs in Redis's clock or "": none
+-- Returns, through reply, four integers per take: allowed (0|1), remaining,
+-- retry-after µs, reset-after µs; allowed is -1 for a take that came after
+-- its deadline and took nothing. Last, the clock the script used (µs),
+-- which lets the store learn how far Redis's clock is from its own.
+local algorithms = {[0] = bucket, [1] = window, [2] = swindow}
+
+local now, slack = clock(ARGV[1])
+
+-- the batch's distinct limits, read once
+local m = tonumber(ARGV[2])
+local algs, rates, capacities, periods = {}, {}, {}, {}
+for j = 1, m do
+  local a = 3 + 4 * (j - 1)
+  algs[j], rates[j], capacities[j], periods[j] = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+end
+local first = 3 + 4 * m -- take i's arguments start at first + 3(i-1)
+
+local names = {}
+for i = 1, #KEYS do
+  if algs[tonumber(ARGV[first + 3 * (i - 1)])] ~= 3 then
+    names[#names + 1] = KEYS[i]
+  end
+end
+local values = {}
+if #names > 0 then
+  local got = redis.call('MGET', unpack(names))
+  for j = 1, #names do
+    values[names[j]] = got[j]
+  end
+end
+
+local out, expiry, order = {}, {}, {}
+for i = 1, #KEYS do
+  local a, o = first + 3 * (i - 1), 4 * (i - 1)
+  if late(ARGV[a + 2], now) then
+    out[o + 1], out[o + 2], out[o + 3], out[o + 4] = -1, 0, 0, 0
+  else
+    local key, j, n = KEYS[i], tonumber(ARGV[a]), tonumber(ARGV[a + 1])
+    local decide = algorithms[algs[j]]
+    if decide then
+      local nv, ms
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4], nv, ms =
+        decide(values[key], rates[j], capacities[j], n, periods[j], now, slack)
+      if nv then
+        if not expiry[key] then
+          order[#order + 1] = key
+        end
+        values[key], expiry[key] = nv, ms
+      end
+    else
+      local r = slidinglog(key, rates[j], capacities[j], n, periods[j], now, slack, true)
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = r[1], r[2], r[3], r[4]
+    end
+  end
+end
+for _, key in ipairs(order) do
+  redis.call('SET', key, values[key], 'PX', px(expiry[key]))
+end
+return reply(out, now)

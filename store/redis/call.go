@@ -1,0 +1,152 @@
+package redis
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/ratelimit-go/ratelimit"
+)
+
+// onceCmd is a script call that go-redis must never resend: a resent call
+// could count one request twice.
+type onceCmd struct{ *goredis.Cmd }
+
+// NoRetry tells go-redis not to retry the command.
+func (onceCmd) NoRetry() bool { return true }
+
+// row is one take's reply: allowed (1, 0, or -1 for late), remaining,
+// retry-after µs, reset-after µs.
+type row [4]int64
+
+// rowSize is the length of a row in a binary reply: a signed byte and three
+// little-endian int64.
+const rowSize = 1 + 3*8
+
+// eval runs sc with args, which start "evalsha", sha, and fills rows from
+// its reply: one EVALSHA, and an EVAL only after NOSCRIPT (which ran
+// nothing), each sent at most once. It learns Redis's clock from the TIME
+// the script returns last.
+func (s *Store) eval(ctx context.Context, sc *script, args []any, rows []row) error {
+	sent := time.Now()
+	cmd := onceCmd{goredis.NewCmd(ctx, args...)}
+	err := s.client.Process(ctx, cmd)
+	noscript := err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT")
+	if noscript {
+		defer s.loadScripts(ctx)
+		args[0], args[1] = "eval", sc.source
+		cmd = onceCmd{goredis.NewCmd(ctx, args...)}
+		sent = time.Now()
+		err = s.client.Process(ctx, cmd)
+	}
+	if err != nil {
+		return fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
+	}
+	now, err := decode(cmd.Val(), rows)
+	if err != nil {
+		return fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
+	}
+	if s.now == nil {
+		s.skew.observe(now, sent, time.Now())
+	}
+	return nil
+}
+
+// loadScripts loads every script of the store after a NOSCRIPT (a new or
+// restarted server, SCRIPT FLUSH), so that the decisions that follow, alone
+// or batched, do not each pay a NOSCRIPT and an EVAL, and a batch does not
+// wait for one. Loading is idempotent; an error, or a Ring shard it did not
+// reach, leaves the next NOSCRIPT to load them again. On a ClusterClient
+// go-redis sends each SCRIPT LOAD to every shard.
+func (s *Store) loadScripts(ctx context.Context) {
+	all := s.scripts.all()
+	switch s.client.(type) {
+	case *goredis.ClusterClient, *goredis.Ring:
+		for _, sc := range all {
+			s.client.ScriptLoad(ctx, sc.source)
+		}
+	default:
+		s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for _, sc := range all {
+				p.ScriptLoad(ctx, sc.source)
+			}
+			return nil
+		})
+	}
+}
+
+// decode reads a script's reply, binary or a table of integers (see
+// prelude.lua), into rows, and returns the clock the script used.
+func decode(v any, rows []row) (now int64, err error) {
+	switch v := v.(type) {
+	case string:
+		if len(v) != len(rows)*rowSize+8 {
+			return 0, fmt.Errorf("reply of %d bytes for %d takes, want %d", len(v), len(rows), len(rows)*rowSize+8)
+		}
+		for i := range rows {
+			b := v[i*rowSize:]
+			rows[i] = row{
+				int64(int8(b[0])),
+				int64(binary.LittleEndian.Uint64([]byte(b[1:9]))),
+				int64(binary.LittleEndian.Uint64([]byte(b[9:17]))),
+				int64(binary.LittleEndian.Uint64([]byte(b[17:25]))),
+			}
+		}
+		return int64(binary.LittleEndian.Uint64([]byte(v[len(v)-8:]))), nil
+	case []any:
+		if len(v) != 4*len(rows)+1 {
+			return 0, fmt.Errorf("reply of %d values for %d takes, want %d", len(v), len(rows), 4*len(rows)+1)
+		}
+		for i := range rows {
+			for j := range 4 {
+				n, ok := v[4*i+j].(int64)
+				if !ok {
+					return 0, fmt.Errorf("reply value %d is %T, want an integer", 4*i+j, v[4*i+j])
+				}
+				rows[i][j] = n
+			}
+		}
+		now, ok := v[len(v)-1].(int64)
+		if !ok {
+			return 0, fmt.Errorf("reply's clock is %T, want an integer", v[len(v)-1])
+		}
+		return now, nil
+	}
+	return 0, fmt.Errorf("reply is %T, want a string or an array", v)
+}
+
+// result reads a decision under limit from a row.
+func (r row) result(limit ratelimit.Limit) ratelimit.Result {
+	return ratelimit.Result{
+		Allowed:    r[0] == 1,
+		Limit:      limit,
+		Remaining:  int(r[1]),
+		RetryAfter: time.Duration(r[2]) * time.Microsecond,
+		ResetAfter: time.Duration(r[3]) * time.Microsecond,
+	}
+}
+
+// clockArg is the scripts' clock argument: the app's clock in µs if the
+// store has one, else "" (Redis TIME).
+func (s *Store) clockArg() any {
+	if s.now != nil {
+		return s.now().UnixMicro()
+	}
+	return ""
+}
+
+// deadlineArg is the scripts' deadline argument for ctx: its deadline in
+// µs in Redis's clock, or "" for none (and always with the app's clock).
+func (s *Store) deadlineArg(ctx context.Context) any {
+	if s.now == nil {
+		if d, ok := ctx.Deadline(); ok {
+			if rd, ok := s.skew.deadline(d); ok {
+				return rd
+			}
+		}
+	}
+	return ""
+}
