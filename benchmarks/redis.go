@@ -21,21 +21,23 @@ import (
 //
 //   - ceiling: EVALSHA of a script that only returns 1, the most decisions
 //     one server and client can make one call each;
-//   - reference, ours-tb, redis_rate, throttled: token buckets (GCRA for
-//     redis_rate and throttled); reference is the course's
-//     HMGET/HSET/EXPIRE script;
+//   - reference, ours-tb, ours-tb-solo, redis_rate, throttled: token
+//     buckets (GCRA for redis_rate and throttled); reference is the
+//     course's HMGET/HSET/EXPIRE script; ours-tb-solo is ours with
+//     [redisstore.WithoutBatching], a script call per decision, to show
+//     what group commit adds;
 //   - ulule, ours-fw: fixed windows;
 //   - ours-sw, ours-log, ours-multi: our other algorithms (sliding window,
 //     sliding log) and two token buckets of one client decided together by
 //     AllowAll, which no peer offers.
 //
 // tollbooth has no Redis store.
-var RedisNames = []string{"ceiling", "reference", "ours-tb", "redis_rate", "throttled", "ulule", "ours-fw", "ours-sw", "ours-log", "ours-multi"}
+var RedisNames = []string{"ceiling", "reference", "ours-tb", "ours-tb-solo", "redis_rate", "throttled", "ulule", "ours-fw", "ours-sw", "ours-log", "ours-multi"}
 
 // ClusterNames lists the peers of the Redis Cluster suite: those whose
 // every call touches one key (throttled sends TIME and GET in one
 // pipeline, which a Cluster cannot route to one node).
-var ClusterNames = []string{"ceiling", "reference", "ours-tb", "redis_rate", "ulule", "ours-fw", "ours-multi"}
+var ClusterNames = []string{"ceiling", "reference", "ours-tb", "ours-tb-solo", "redis_rate", "ulule", "ours-fw", "ours-multi"}
 
 // RedisPeer is one Redis-backed library deciding for one key at a time.
 type RedisPeer struct {
@@ -60,8 +62,12 @@ func NewRedisPeer(name string, client goredis.UniversalClient, prefix string, b 
 		bucket := &reference.Bucket{Client: client, Prefix: prefix, Capacity: b.Rate, Rate: float64(b.Rate) / b.Period.Seconds()}
 		p.Allow = bucket.Allow
 
-	case "ours-tb", "ours-fw", "ours-sw", "ours-log":
-		s := redisstore.New(client, redisstore.WithPrefix(prefix))
+	case "ours-tb", "ours-tb-solo", "ours-fw", "ours-sw", "ours-log":
+		opts := []redisstore.Option{redisstore.WithPrefix(prefix)}
+		if name == "ours-tb-solo" {
+			opts = append(opts, redisstore.WithoutBatching())
+		}
+		s := redisstore.New(client, opts...)
 		l := ratelimit.Limit{Rate: b.Rate, Period: b.Period, Algorithm: algorithms[name]}
 		if name == "ours-log" && l.Rate > ratelimit.MaxSlidingLogRate {
 			// The same rate over a shorter period: a log keeps one entry
@@ -140,10 +146,11 @@ func NewRedisPeer(name string, client goredis.UniversalClient, prefix string, b 
 }
 
 var algorithms = map[string]ratelimit.Algorithm{
-	"ours-tb":  ratelimit.TokenBucket,
-	"ours-fw":  ratelimit.FixedWindow,
-	"ours-sw":  ratelimit.SlidingWindow,
-	"ours-log": ratelimit.SlidingLog,
+	"ours-tb":      ratelimit.TokenBucket,
+	"ours-tb-solo": ratelimit.TokenBucket,
+	"ours-fw":      ratelimit.FixedWindow,
+	"ours-sw":      ratelimit.SlidingWindow,
+	"ours-log":     ratelimit.SlidingLog,
 }
 
 // Workload is what the Redis suites ask every decision to be.
