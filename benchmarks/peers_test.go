@@ -108,11 +108,24 @@ func TestRedisPeersLimitAtTheBudget(t *testing.T) {
 	addr := redisAddr(t)
 	client := goredis.NewClient(&goredis.Options{Addr: addr})
 	defer client.Close()
+	checkRedisPeers(t, client, RedisNames)
+}
+
+// TestClusterPeersLimitAtTheBudget is the same on a Redis Cluster
+// (RATELIMIT_REDIS_CLUSTER_ADDRS), for the Cluster suite's peers.
+func TestClusterPeersLimitAtTheBudget(t *testing.T) {
+	client := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: clusterAddrs(t)})
+	defer client.Close()
+	checkRedisPeers(t, client, ClusterNames)
+}
+
+func checkRedisPeers(t *testing.T, client goredis.UniversalClient, names []string) {
+	t.Helper()
 	ctx := context.Background()
 	if err := client.Ping(ctx).Err(); err != nil {
-		t.Fatalf("RATELIMIT_REDIS_ADDR=%s does not answer: %v", addr, err)
+		t.Fatalf("Redis does not answer: %v", err)
 	}
-	for _, name := range RedisNames {
+	for _, name := range names {
 		if name == "ceiling" {
 			continue // it admits everything by design
 		}
@@ -132,6 +145,33 @@ func TestRedisPeersLimitAtTheBudget(t *testing.T) {
 			}
 			if ok, err := p.Allow(ctx, "b"); err != nil || !ok {
 				t.Errorf("another key: allowed %v, error %v", ok, err)
+			}
+		})
+	}
+}
+
+// TestRedisWorkloads checks the denied workload on every peer: after one
+// decision per key, every decision is a denial.
+func TestRedisWorkloads(t *testing.T) {
+	addr := redisAddr(t)
+	client := goredis.NewClient(&goredis.Options{Addr: addr})
+	defer client.Close()
+	ctx := context.Background()
+	denied := RedisWorkloads[1]
+	for _, name := range RedisNames[1:] {
+		t.Run(name, func(t *testing.T) {
+			p, err := NewRedisPeer(name, client, "rltest:"+time.Now().Format("150405.000000")+":", denied.Budget)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3 {
+				ok, err := p.Allow(ctx, "a")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok != (i == 0) {
+					t.Fatalf("decision %d: allowed %v", i+1, ok)
+				}
 			}
 		})
 	}

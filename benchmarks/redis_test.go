@@ -15,159 +15,151 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// redisKeys is how many keys the Redis suites visit round-robin.
-const redisKeys = 10_000
+var (
+	redisKeys         = flag.Int("redis-keys", 10_000, "keys the Redis suites visit round-robin")
+	redisGoroutines   = flag.String("redis-goroutines", "1,64,512", "comma-separated goroutine counts of BenchmarkRedis")
+	clusterGoroutines = flag.String("cluster-goroutines", "1,64,512", "comma-separated goroutine counts of BenchmarkRedisCluster")
+	cmdstats          = flag.String("cmdstats", "", "directory to write each Redis benchmark's INFO commandstats per decision into")
+)
 
-// goroutines is the concurrency of BenchmarkRedisParallel.
-const goroutines = 64
+func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
 
-// redisAddr returns RATELIMIT_REDIS_ADDR. Unset, the Redis suites skip;
-// set, a server that does not answer fails them.
-func redisAddr(tb testing.TB) string {
-	tb.Helper()
-	addr := os.Getenv("RATELIMIT_REDIS_ADDR")
-	if addr == "" {
-		tb.Skip("RATELIMIT_REDIS_ADDR is not set: the Redis suites need a real redis-server (run.sh starts one)")
-	}
-	return addr
-}
-
-// counter is a go-redis hook that counts round trips (a command or a
-// pipeline each) and remembers which commands were sent, so that their
-// server time can be read back from INFO commandstats.
-type counter struct {
-	trips atomic.Int64
-	names sync.Map // command name -> struct{}
-}
-
-func (c *counter) DialHook(next goredis.DialHook) goredis.DialHook { return next }
-
-// connSetup lists the commands go-redis sends once per new connection;
-// they pass through the hooks too, but are no part of a decision.
-var connSetup = map[string]bool{"hello": true, "client": true, "auth": true, "select": true}
-
-func (c *counter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
-	return func(ctx context.Context, cmd goredis.Cmder) error {
-		if name := cmd.Name(); !connSetup[name] {
-			c.trips.Add(1)
-			c.note(name)
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (c *counter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []goredis.Cmder) error {
-		counted := false
-		for _, cmd := range cmds {
-			if name := cmd.Name(); !connSetup[name] {
-				counted = true
-				c.note(name)
-			}
-		}
-		if counted {
-			c.trips.Add(1)
-		}
-		return next(ctx, cmds)
-	}
-}
-
-func (c *counter) note(name string) {
-	if _, ok := c.names.Load(name); !ok {
-		c.names.Store(name, struct{}{})
-	}
-}
-
-// redisClients returns a client for the peer, with the counting hook, and
-// one for INFO, both closed when the benchmark ends.
-func redisClients(b *testing.B) (*goredis.Client, *goredis.Client, *counter) {
+// counts parses a comma-separated list of goroutine counts.
+func counts(b *testing.B, list string) []int {
 	b.Helper()
+	var gs []int
+	for _, f := range strings.Split(list, ",") {
+		g, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || g < 1 {
+			b.Fatalf("goroutine count %q: want a positive integer", f)
+		}
+		gs = append(gs, g)
+	}
+	return gs
+}
+
+// target is the servers one suite measures: a client per library and
+// concurrency, and one plain client per server for INFO.
+type target struct {
+	newClient func(g int, w *wire) goredis.UniversalClient
+	admins    []*goredis.Client
+}
+
+func singleTarget(b *testing.B) target {
 	addr := redisAddr(b)
-	opts := &goredis.Options{Addr: addr, PoolSize: 2 * goroutines, MinIdleConns: goroutines}
-	client := goredis.NewClient(opts)
-	admin := goredis.NewClient(&goredis.Options{Addr: addr, PoolSize: 1})
-	b.Cleanup(func() { client.Close(); admin.Close() })
-	if err := admin.Ping(context.Background()).Err(); err != nil {
-		b.Fatalf("RATELIMIT_REDIS_ADDR=%s does not answer: %v", addr, err)
+	return target{
+		newClient: func(g int, w *wire) goredis.UniversalClient {
+			return goredis.NewClient(&goredis.Options{Addr: addr, PoolSize: poolSize(g), Dialer: w.dial})
+		},
+		admins: admins(b, []string{addr}),
 	}
-	c := &counter{}
-	client.AddHook(c)
-	return client, admin, c
 }
 
-// commandStats reads calls and µs per command from INFO commandstats.
-func commandStats(b *testing.B, admin *goredis.Client) map[string][2]float64 {
-	b.Helper()
-	info, err := admin.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		b.Fatalf("INFO commandstats: %v", err)
+func clusterTarget(b *testing.B) target {
+	addrs := clusterAddrs(b)
+	return target{
+		newClient: func(g int, w *wire) goredis.UniversalClient {
+			return goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs, PoolSize: poolSize(g), Dialer: w.dial})
+		},
+		admins: admins(b, addrs),
 	}
-	stats := make(map[string][2]float64)
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		name, found := strings.CutPrefix(name, "cmdstat_")
-		if !ok || !found {
-			continue
+}
+
+// admins returns a client per address for INFO, each checked to answer.
+func admins(b *testing.B, addrs []string) []*goredis.Client {
+	b.Helper()
+	var cs []*goredis.Client
+	for _, addr := range addrs {
+		c := goredis.NewClient(&goredis.Options{Addr: addr, PoolSize: 1})
+		b.Cleanup(func() { c.Close() })
+		if err := c.Ping(context.Background()).Err(); err != nil {
+			b.Fatalf("Redis at %s does not answer: %v", addr, err)
 		}
-		var calls, usec float64
-		for _, kv := range strings.Split(rest, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			f, _ := strconv.ParseFloat(v, 64)
-			switch k {
-			case "calls":
-				calls = f
-			case "usec":
-				usec = f
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// BenchmarkRedis measures every Redis library on one real redis-server
+// (RATELIMIT_REDIS_ADDR), on both workloads, at each goroutine count.
+func BenchmarkRedis(b *testing.B) {
+	t := singleTarget(b)
+	for _, w := range RedisWorkloads {
+		for _, g := range counts(b, *redisGoroutines) {
+			for _, name := range rotated(RedisNames) {
+				runRedis(b, t, w, g, name)
 			}
 		}
-		stats[name] = [2]float64{calls, usec}
 	}
-	return stats
 }
 
-// serverMicros is the server time of the commands the client sent between
-// two readings. Commands that scripts call are counted by Redis inside
-// their script's time, so only what the client sent is summed.
-func serverMicros(c *counter, before, after map[string][2]float64) float64 {
-	var usec float64
-	c.names.Range(func(k, _ any) bool {
-		name := strings.ToLower(k.(string))
-		usec += after[name][1] - before[name][1]
-		return true
+// BenchmarkRedisCluster is BenchmarkRedis's allowed workload on a Redis
+// Cluster (RATELIMIT_REDIS_CLUSTER_ADDRS); Redis CPU and commands are
+// summed over its masters.
+func BenchmarkRedisCluster(b *testing.B) {
+	t := clusterTarget(b)
+	for _, g := range counts(b, *clusterGoroutines) {
+		for _, name := range rotated(ClusterNames) {
+			runRedis(b, t, RedisWorkloads[0], g, name)
+		}
+	}
+}
+
+// runRedis runs one library as the sub-benchmark work/g=G/lib=name. The
+// client, the keys and the warm-up are made once and kept while the
+// framework calls the timed part with growing b.N.
+func runRedis(b *testing.B, t target, work Workload, g int, name string) {
+	names := keyNames(*redisKeys)
+	w := &wire{}
+	client := t.newClient(g, w)
+	defer client.Close()
+	var p RedisPeer
+	ready := false
+	b.Run(fmt.Sprintf("%s/g=%d/lib=%s", work.Name, g, name), func(b *testing.B) {
+		if !ready {
+			var err error
+			if p, err = NewRedisPeer(name, client, prefix(), work.Budget); err != nil {
+				b.Fatal(err)
+			}
+			warmUp(b, p, work, g, names)
+			ready = true
+		}
+		measure(b, t, w, p, work, g, names)
 	})
-	return usec
 }
 
 // prefix returns a key prefix of its own for each benchmark, so runs on one
 // server never share keys (and nothing is flushed).
-func prefix(b *testing.B) string {
+func prefix() string {
 	var r [6]byte
 	rand.Read(r[:])
 	return "rlbench:" + hex.EncodeToString(r[:]) + ":"
 }
 
-// redisPeer makes the peer and warms it up outside the measurement: the
-// first call of a script may cost a NOSCRIPT and an EVAL, and the pool
-// opens its connections, from as many goroutines as the parallel suite runs.
-func redisPeer(b *testing.B, name string, client *goredis.Client, names []string) RedisPeer {
+// warmUp loads the peer's scripts and opens its connections from g
+// goroutines, outside the measurement. In the denied workload it takes
+// every key's one token, so that every timed decision is a denial.
+func warmUp(b *testing.B, p RedisPeer, work Workload, g int, names []string) {
 	b.Helper()
-	p, err := NewRedisPeer(name, client, prefix(b), RedisBudget)
-	if err != nil {
-		b.Fatal(err)
+	ctx := context.Background()
+	if ok, err := p.Allow(ctx, names[0]); err != nil || !ok {
+		b.Fatalf("%s: first decision allowed %v, error %v", p.Name, ok, err)
 	}
-	if ok, err := p.Allow(context.Background(), names[0]); err != nil || !ok {
-		b.Fatalf("%s: allowed %v, error %v", name, ok, err)
+	keys := names[1:]
+	if work.Allowed {
+		keys = keys[:min(len(keys), 2*g)]
 	}
 	var wg sync.WaitGroup
 	var failed atomic.Int64
-	for g := range goroutines {
+	for i := range g {
 		wg.Go(func() {
-			for _, k := range names[g*4 : g*4+4] {
-				if ok, err := p.Allow(context.Background(), k); err != nil || !ok {
+			for j := i; j < len(keys); j += g {
+				if ok, err := p.Allow(ctx, keys[j]); err != nil || !ok {
 					failed.Add(1)
 				}
 			}
@@ -175,36 +167,95 @@ func redisPeer(b *testing.B, name string, client *goredis.Client, names []string
 	}
 	wg.Wait()
 	if n := failed.Load(); n > 0 {
-		b.Fatalf("%s: %d warm-up decisions failed or were denied", name, n)
+		b.Fatalf("%s: %d warm-up decisions failed or were denied", p.Name, n)
 	}
-	return p
 }
 
-var cmdstats = flag.String("cmdstats", "", "directory to write each Redis benchmark's INFO commandstats per decision into")
+// measure runs b.N decisions from g goroutines, keys round-robin from
+// different starting points, and reports latency quantiles, Redis CPU,
+// round trips and commands per decision.
+func measure(b *testing.B, t target, w *wire, p RedisPeer, work Workload, g int, names []string) {
+	ctx := context.Background()
+	hists := make([]histogram, g)
+	settle()
+	before, err := readStats(ctx, t.admins)
+	if err != nil {
+		b.Fatalf("INFO: %v", err)
+	}
+	w.writes.Store(0)
+	var next, wrong, failed atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	n := int64(b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for gi := range g {
+		wg.Go(func() {
+			h := &hists[gi]
+			i := gi * 157 % len(names)
+			for next.Add(1) <= n {
+				start := time.Now()
+				ok, err := p.Allow(ctx, names[i])
+				h.add(time.Since(start))
+				if err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+				} else if ok != work.Allowed && p.Name != "ceiling" {
+					wrong.Add(1)
+				}
+				if i++; i == len(names) {
+					i = 0
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	writes := w.writes.Load()
+	after, err := readStats(ctx, t.admins)
+	if err != nil {
+		b.Fatalf("INFO: %v", err)
+	}
+	if k := failed.Load(); k > 0 {
+		b.Fatalf("%d decisions failed, first: %v", k, firstErr.Load())
+	}
+	if k := wrong.Load(); k > 0 {
+		b.Fatalf("%d of %d decisions were not %s: the library did not do the same work as the others", k, n, work.Name)
+	}
+	var all histogram
+	for i := range hists {
+		all.merge(&hists[i])
+	}
+	perOp := func(v float64) float64 { return v / float64(n) }
+	b.ReportMetric(all.quantile(0.50).Seconds()*1e6, "p50-µs")
+	b.ReportMetric(all.quantile(0.99).Seconds()*1e6, "p99-µs")
+	b.ReportMetric(perOp((after.cpu-before.cpu)*1e6), "redis-cpu-µs/op")
+	b.ReportMetric(perOp(float64(writes)), "roundtrips/op")
+	// The reading INFO is not counted in its own reply; the one before is.
+	b.ReportMetric(perOp(after.commands-before.commands-float64(len(t.admins))), "cmds/op")
+	writeCmdstats(b, before, after)
+}
 
-// report reports round trips and server µs per decision, and with
-// -cmdstats writes every command the server ran per decision, those the
-// scripts called included, to a file named after the benchmark.
-func report(b *testing.B, c *counter, admin *goredis.Client, before map[string][2]float64) {
+// writeCmdstats, with -cmdstats, writes every command the servers ran per
+// decision (those the scripts called included) to a file named after the
+// benchmark.
+func writeCmdstats(b *testing.B, before, after serverStats) {
 	b.Helper()
-	after := commandStats(b, admin)
-	b.ReportMetric(float64(c.trips.Load())/float64(b.N), "roundtrips/op")
-	b.ReportMetric(serverMicros(c, before, after)/float64(b.N), "server-µs/op")
 	if *cmdstats == "" {
 		return
 	}
 	var out strings.Builder
-	names := make([]string, 0, len(after))
-	for name := range after {
+	names := make([]string, 0, len(after.cmds))
+	for name := range after.cmds {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		calls := after[name][0] - before[name][0]
+		calls := after.cmds[name][0] - before.cmds[name][0]
 		if calls <= 0 || name == "info" || connSetup[name] {
 			continue
 		}
-		fmt.Fprintf(&out, "%s %.3f %.3f\n", name, calls/float64(b.N), (after[name][1]-before[name][1])/float64(b.N))
+		fmt.Fprintf(&out, "%s %.3f %.3f\n", name, calls/float64(b.N), (after.cmds[name][1]-before.cmds[name][1])/float64(b.N))
 	}
 	file := filepath.Join(*cmdstats, strings.NewReplacer("/", "_", "=", "-").Replace(b.Name())+".txt")
 	if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
@@ -212,78 +263,6 @@ func report(b *testing.B, c *counter, admin *goredis.Client, before map[string][
 	}
 }
 
-// BenchmarkRedisSerial is the latency of one decision on a real
-// redis-server (RATELIMIT_REDIS_ADDR), one goroutine, keys round-robin.
-func BenchmarkRedisSerial(b *testing.B) {
-	names := keyNames(redisKeys)
-	for _, name := range rotated(RedisNames) {
-		b.Run("lib="+name, func(b *testing.B) {
-			client, admin, c := redisClients(b)
-			p := redisPeer(b, name, client, names)
-			ctx := context.Background()
-			before := commandStats(b, admin)
-			c.trips.Store(0)
-			var denied int64
-			i := 0
-			b.ReportAllocs()
-			for b.Loop() {
-				ok, err := p.Allow(ctx, names[i])
-				if err != nil {
-					b.Fatal(err)
-				}
-				if !ok {
-					denied++
-				}
-				if i++; i == len(names) {
-					i = 0
-				}
-			}
-			report(b, c, admin, before)
-			checkDenied(b, denied)
-		})
-	}
-}
-
-// BenchmarkRedisParallel is the throughput of 64 goroutines deciding on
-// one redis-server, keys round-robin from different starting points.
-func BenchmarkRedisParallel(b *testing.B) {
-	names := keyNames(redisKeys)
-	for _, name := range rotated(RedisNames) {
-		b.Run("lib="+name, func(b *testing.B) {
-			client, admin, c := redisClients(b)
-			p := redisPeer(b, name, client, names)
-			ctx := context.Background()
-			before := commandStats(b, admin)
-			c.trips.Store(0)
-			var start atomic.Int64
-			var denied, failed atomic.Int64
-			var firstErr atomic.Value
-			b.SetParallelism((goroutines + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
-			b.ReportAllocs()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				i := int(start.Add(1)*157) % len(names)
-				var d int64
-				for pb.Next() {
-					ok, err := p.Allow(ctx, names[i])
-					if err != nil {
-						failed.Add(1)
-						firstErr.CompareAndSwap(nil, err.Error())
-					} else if !ok {
-						d++
-					}
-					if i++; i == len(names) {
-						i = 0
-					}
-				}
-				denied.Add(d)
-			})
-			b.StopTimer()
-			if n := failed.Load(); n > 0 {
-				b.Fatalf("%d decisions failed, first: %v", n, firstErr.Load())
-			}
-			report(b, c, admin, before)
-			checkDenied(b, denied.Load())
-		})
-	}
-}
+// connSetup lists the commands go-redis sends once per new connection: no
+// part of a decision.
+var connSetup = map[string]bool{"hello": true, "client|setinfo": true, "auth": true, "select": true, "cluster|slots": true, "cluster|nodes": true, "cluster|shards": true}

@@ -4,7 +4,7 @@
 // plot of ns/op per library. run.sh runs it; it needs nothing outside the
 // standard library.
 //
-//	go run ./cmd/report -raw raw.txt -benchstat benchstat.txt -profiles DIR -cmdstats DIR -svg results.svg > RESULTS.md
+//	go run ./cmd/report -raw raw.txt -benchstat benchstat.txt -profiles DIR -cmdstats DIR -svg results.svg -readme table.md -rounds 5 > RESULTS.md
 package main
 
 import (
@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ratelimit-go/ratelimit/benchmarks"
@@ -26,6 +27,8 @@ func main() {
 	notes := flag.String("notes", "", "hand-written Markdown on what bounds the missed targets, put before the profiles")
 	meta := flag.String("meta", "", "Markdown lines about the machine and the run, put at the top")
 	svgOut := flag.String("svg", "", "write the plot here")
+	readmeOut := flag.String("readme", "", "write the project README's benchmark table here (run.sh puts it between the README's markers)")
+	rounds := flag.Int("rounds", 0, "the rounds of the run, for the README's table")
 	listPeers := flag.Bool("list-peers", false, "print the in-process libraries, one per line, and exit (run.sh runs the heap suite once per library)")
 	flag.Parse()
 	if *listPeers {
@@ -65,6 +68,13 @@ func main() {
 	fmt.Fprintf(w, "## Headline\n\n")
 	headline(w, r)
 	fmt.Fprintln(w)
+	if *readmeOut != "" {
+		var b strings.Builder
+		readme(&b, r, *rounds)
+		if err := os.WriteFile(*readmeOut, []byte(b.String()), 0o644); err != nil {
+			fail(err)
+		}
+	}
 
 	if *svgOut != "" {
 		if err := os.WriteFile(*svgOut, []byte(plot(r)), 0o644); err != nil {
@@ -84,22 +94,9 @@ func main() {
 		}
 	}
 
+	redisTables(w, r)
 	if *cmdstats != "" {
-		fmt.Fprintf(w, "## Redis: what the server runs per decision (64 goroutines)\n\nFrom INFO commandstats in the last round, per decision: the commands each script calls are counted by Redis beside the EVALSHA that ran them, whose time includes theirs and the Lua around them.\n\n")
-		fmt.Fprintf(w, "| library | command | calls/decision | µs/decision |\n|---|---|---|---|\n")
-		for _, lib := range r.rows("RedisParallel", maxProcs(r)) {
-			b, err := os.ReadFile(filepath.Join(*cmdstats, "BenchmarkRedisParallel_lib-"+lib+".txt"))
-			if err != nil {
-				continue
-			}
-			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-				f := strings.Fields(line)
-				if len(f) == 3 {
-					fmt.Fprintf(w, "| `%s` | %s | %s | %s |\n", lib, f[0], f[1], f[2])
-				}
-			}
-		}
-		fmt.Fprintln(w)
+		cmdstatsTable(w, r, *cmdstats)
 	}
 
 	if len(missed) > 0 && *profiles != "" {
@@ -112,17 +109,21 @@ func main() {
 			w.Write(b)
 			fmt.Fprintln(w)
 		}
-		done := map[string]bool{}
+		var names []string
 		for _, t := range missed {
-			if t.profile == "" || done[t.profile] {
+			if t.profile != "" && !slices.Contains(names, t.profile) {
+				names = append(names, t.profile)
+				if t.profile == "redis" {
+					names = append(names, "redis-server")
+				}
+			}
+		}
+		for _, name := range names {
+			b, err := os.ReadFile(filepath.Join(*profiles, name+".txt"))
+			if err != nil || len(b) == 0 {
 				continue
 			}
-			done[t.profile] = true
-			b, err := os.ReadFile(filepath.Join(*profiles, t.profile+".txt"))
-			if err != nil {
-				continue
-			}
-			fmt.Fprintf(w, "<details><summary>CPU profile of ours, %s (pprof -top)</summary>\n\n```\n%s```\n\n</details>\n\n", profileTitle[t.profile], b)
+			fmt.Fprintf(w, "<details><summary>CPU profile: %s</summary>\n\n```\n%s```\n\n</details>\n\n", profileTitle[name], b)
 		}
 	}
 
@@ -136,10 +137,11 @@ func main() {
 }
 
 var profileTitle = map[string]string{
-	"hotkey":     "BenchmarkHotKeySerial/lib=ours",
-	"manykeys":   "BenchmarkManyKeys/lib=ours at -cpu 2",
-	"middleware": "BenchmarkMiddleware/lib=ours",
-	"redis":      "BenchmarkRedisParallel/lib=ours-tb (the client's side; the server's is the commandstats table)",
+	"hotkey":       "BenchmarkHotKeySerial/lib=ours",
+	"manykeys":     "BenchmarkManyKeys/lib=ours at -cpu 2",
+	"middleware":   "BenchmarkMiddleware/lib=ours",
+	"redis":        "the client's side of BenchmarkRedis/allowed/g=64/lib=ours-tb (pprof -top)",
+	"redis-server": "redis-server while BenchmarkRedis/allowed/g=64/lib=ours-tb runs (perf report, self time)",
 }
 
 func fail(err error) {

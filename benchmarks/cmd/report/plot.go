@@ -20,8 +20,11 @@ var plotPanels = []struct {
 	{"Middleware", 0, "net/http middleware + no-op handler"},
 	{"Gin", 0, "Gin engine + no-op route"},
 	{"Echo", 0, "Echo server + no-op route"},
-	{"RedisSerial", 0, "Redis, one goroutine"},
-	{"RedisParallel", 0, "Redis, 64 goroutines"},
+	{"Redis/allowed/g=1", 0, "Redis, allowed, one goroutine"},
+	{"Redis/allowed/g=64", 0, "Redis, allowed, 64 goroutines"},
+	{"Redis/allowed/g=512", 0, "Redis, allowed, 512 goroutines"},
+	{"Redis/denied/g=64", 0, "Redis, denied, 64 goroutines"},
+	{"RedisCluster/allowed/g=64", 0, "Redis Cluster, allowed, 64 goroutines"},
 }
 
 // plot draws ns/op per library as horizontal bars, a panel per suite, each

@@ -35,10 +35,6 @@ var suites = []suiteSpec{
 		about: "A Gin engine with a no-op route; overhead is ns/op less the bare engine's."},
 	{name: "Echo", title: "Echo v4: adapters/echo against Echo's middleware.RateLimiter", baseline: "bare", overhead: true,
 		about: "`echo` is Echo's RateLimiter on its memory store (it writes no rate-limit headers); `echo-ours` is that middleware on our memory store through `echolimit.NewRateLimiterStore`."},
-	{name: "RedisSerial", title: "Redis: latency of one decision, one goroutine", baseline: "reference",
-		about: "One real redis-server on loopback, 10,000 keys round-robin. `ceiling` is EVALSHA of a script that returns 1; `reference` is the course's HMGET/HSET/EXPIRE token bucket."},
-	{name: "RedisParallel", title: "Redis: throughput at 64 goroutines", baseline: "reference",
-		about: "As above from 64 goroutines (b.SetParallelism); ns/op is wall time per decision, so 1e9/ns is decisions per second."},
 }
 
 func fmtNum(v float64) string {
@@ -72,12 +68,6 @@ func table(w io.Writer, r *results, s suiteSpec, procs int) {
 		unit = "ns/op"
 	}
 	base := r.med(s.name, procs, s.baseline, unit)
-	var extra []string
-	for _, u := range []string{"roundtrips/op", "server-µs/op"} {
-		if !math.IsNaN(r.med(s.name, procs, libs[0], u)) {
-			extra = append(extra, u)
-		}
-	}
 	head := []string{"library", unit, "±"}
 	switch {
 	case s.overhead:
@@ -85,7 +75,6 @@ func table(w io.Writer, r *results, s suiteSpec, procs int) {
 	default:
 		head = append(head, "vs "+s.baseline)
 	}
-	head = append(head, extra...)
 	if unit != "B/key" {
 		head = append(head, "B/op", "allocs/op")
 	}
@@ -106,9 +95,6 @@ func table(w io.Writer, r *results, s suiteSpec, procs int) {
 			}
 		} else {
 			row = append(row, fmtRatio(r.ratio(s.name, procs, lib, s.baseline, unit)))
-		}
-		for _, u := range extra {
-			row = append(row, fmtNum(median(vals[u])))
 		}
 		if unit != "B/key" {
 			row = append(row, fmtNum(median(vals["B/op"])), fmtNum(median(vals["allocs/op"])))
