@@ -14,37 +14,45 @@ var _ ratelimit.Reserver = (*Store)(nil)
 // tokens, by the tokens booked ahead, and refills from there, so that every
 // later decision on the key, AllowN's too, waits behind the booking.
 func (s *Store) ReserveN(ctx context.Context, key string, limit ratelimit.Limit, n int, maxWait time.Duration) (ratelimit.Reservation, error) {
-	if err := ratelimit.ValidateReserve(key, limit, n, maxWait); err != nil {
-		return ratelimit.Reservation{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return ratelimit.Reservation{}, err
-	}
 	h := s.hash(key, ratelimit.TokenBucket)
 	sh := &s.shards[h>>s.shift]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if limit != sh.last.limit || key == "" || n < 0 || n > sh.last.capacity || maxWait < 0 || limit.Algorithm != ratelimit.TokenBucket {
+		if err := ratelimit.ValidateReserve(key, limit, n, maxWait); err != nil {
+			return ratelimit.Reservation{}, err
+		}
+		sh.last = lastLimit{limit: limit, capacity: limit.Capacity(), rate: limit.PerSecondRate(), keep: keepOf(limit)}
+	}
+	if err := ctx.Err(); err != nil {
+		return ratelimit.Reservation{}, err
+	}
 	now := s.now()
 	i, found := sh.cells.find(h)
-	var c cell
 	if found {
-		c = sh.cells.slots[i].c
-	}
-	r, act := reserveTokens(&c, !found, now, limit, n, maxWait)
-	if !r.Allowed || (n == 0 && !found) {
+		sl := &sh.cells.slots[i]
+		r, act := reserveTokens(&sl.c, false, now, limit, sh.last.rate, float64(sh.last.capacity), n, maxWait)
+		if r.Allowed {
+			sl.k = sh.last.keep
+			sh.setEvent(h, act, now)
+		}
 		return r, nil
 	}
-	sh.put(i, found, h, c, keepOf(limit), now)
-	sh.setEvent(h, act, now)
+	var c cell
+	r, act := reserveTokens(&c, true, now, limit, sh.last.rate, float64(sh.last.capacity), n, maxWait)
+	if r.Allowed && n > 0 {
+		sh.put(i, false, h, c, sh.last.keep, now)
+		sh.setEvent(h, act, now)
+	}
 	return r, nil
 }
 
 // reserveTokens is x/time/rate's reserveN on the bucket in c (fresh: none
 // yet) at now: it books n tokens for the earliest instant, at most maxWait
 // away, and returns the booking and that instant in Unix ns, the bucket's
-// last event. A booking not allowed leaves c as it was.
-func reserveTokens(c *cell, fresh bool, now int64, l ratelimit.Limit, n int, maxWait time.Duration) (ratelimit.Reservation, int64) {
-	rate, burst := l.PerSecondRate(), float64(l.Capacity())
+// last event. A booking not allowed leaves c as it was. rate and burst are
+// l's, worked out by the caller.
+func reserveTokens(c *cell, fresh bool, now int64, l ratelimit.Limit, rate, burst float64, n int, maxWait time.Duration) (ratelimit.Reservation, int64) {
 	tokens := advance(*c, fresh, now, rate, burst)
 	left := tokens - float64(n)
 	wait := waitDuration(-left, rate)
@@ -153,7 +161,9 @@ func cancelTokens(c *cell, ev, now int64, l ratelimit.Limit, n int, act int64) (
 // now: only a booking ahead needs it, to be cancelled.
 func (sh *shard) setEvent(h uint64, ev, now int64) {
 	if ev <= now {
-		delete(sh.events, h)
+		if len(sh.events) > 0 {
+			delete(sh.events, h)
+		}
 		return
 	}
 	if sh.events == nil {

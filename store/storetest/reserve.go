@@ -246,7 +246,7 @@ func reserveConcurrent(e *env) {
 
 // reserveDifferential replays random timelines of ReserveN with random
 // bounds (none, or 0: x/time/rate's AllowN), AllowN and cancellations on the store and on x/time/rate, and
-// fails on the first decision that differs or a delay more than 1 µs off.
+// fails on the first decision or delay that differs, to the nanosecond.
 func reserveDifferential(t *testing.T, store ratelimit.Store, set func(time.Time), start time.Time, timelines, steps int) int {
 	t.Helper()
 	rs := store.(ratelimit.Reserver)
@@ -276,7 +276,7 @@ func reserveDifferential(t *testing.T, store ratelimit.Store, set func(time.Time
 					t.Fatalf("timeline %d step %d: ReserveN: %v", i, step, err)
 				}
 				want := ref.ReserveN(now, n)
-				if !got.Allowed || !within(got.Delay, want.DelayFrom(now), time.Microsecond) {
+				if !got.Allowed || got.Delay != want.DelayFrom(now) {
 					t.Fatalf("timeline %d step %d (limit %v, n %d): booked %v after %v; x/time/rate after %v",
 						i, step, l, n, got.Allowed, got.Delay, want.DelayFrom(now))
 				}
