@@ -36,6 +36,7 @@ type config struct {
 	plainKeys  bool          // WithPlainKeys
 	ownKeys    bool          // WithKeyFunc, or a policy with a KeyFunc of its own
 	maxDelay   time.Duration // WithMaxDelay (shaping.go)
+	lease      time.Duration // WithLease (inflight.go)
 }
 
 // WithKeyFunc sets how requests are keyed; the default is [KeyByIP]().
