@@ -13,7 +13,7 @@ var _ ratelimit.Reserver = (*Store)(nil)
 // ReserveN implements [ratelimit.Reserver]: the bucket may go below zero
 // tokens, by the tokens booked ahead, and refills from there, so that every
 // later decision on the key, AllowN's too, waits behind the booking.
-func (s *Store) ReserveN(ctx context.Context, key string, limit ratelimit.Limit, n int, maxWait time.Duration) (ratelimit.Reservation, error) {
+func (s *Store) ReserveN(ctx context.Context, key string, limit ratelimit.Limit, n int, maxWait time.Duration) (r ratelimit.Reservation, err error) {
 	h := s.hash(key, ratelimit.TokenBucket)
 	sh := &s.shards[h>>s.shift]
 	sh.mu.Lock()
@@ -31,7 +31,7 @@ func (s *Store) ReserveN(ctx context.Context, key string, limit ratelimit.Limit,
 	i, found := sh.cells.find(h)
 	if found {
 		sl := &sh.cells.slots[i]
-		r, act := reserveTokens(&sl.c, false, now, limit, sh.last.rate, float64(sh.last.capacity), n, maxWait)
+		act := reserveTokens(&r, &sl.c, false, now, limit, sh.last.rate, float64(sh.last.capacity), n, maxWait)
 		if r.Allowed {
 			sl.k = sh.last.keep
 			sh.setEvent(h, act, now)
@@ -39,7 +39,7 @@ func (s *Store) ReserveN(ctx context.Context, key string, limit ratelimit.Limit,
 		return r, nil
 	}
 	var c cell
-	r, act := reserveTokens(&c, true, now, limit, sh.last.rate, float64(sh.last.capacity), n, maxWait)
+	act := reserveTokens(&r, &c, true, now, limit, sh.last.rate, float64(sh.last.capacity), n, maxWait)
 	if r.Allowed && n > 0 {
 		sh.put(i, false, h, c, sh.last.keep, now)
 		sh.setEvent(h, act, now)
@@ -49,31 +49,31 @@ func (s *Store) ReserveN(ctx context.Context, key string, limit ratelimit.Limit,
 
 // reserveTokens is x/time/rate's reserveN on the bucket in c (fresh: none
 // yet) at now: it books n tokens for the earliest instant, at most maxWait
-// away, and returns the booking and that instant in Unix ns, the bucket's
-// last event. A booking not allowed leaves c as it was. rate and burst are
+// away, writes the booking to r and returns that instant in Unix ns, the
+// bucket's last event. A booking not allowed leaves c as it was. rate and burst are
 // l's, worked out by the caller.
-func reserveTokens(c *cell, fresh bool, now int64, l ratelimit.Limit, rate, burst float64, n int, maxWait time.Duration) (ratelimit.Reservation, int64) {
-	tokens := advance(*c, fresh, now, rate, burst)
+func reserveTokens(r *ratelimit.Reservation, c *cell, fresh bool, now int64, l ratelimit.Limit, rate, burst float64, n int, maxWait time.Duration) int64 {
+	tokens := advance(c, fresh, now, rate, burst)
 	left := tokens - float64(n)
 	wait := waitDuration(-left, rate)
-	r := ratelimit.Reservation{Result: ratelimit.Result{Limit: l}}
+	*r = ratelimit.Reservation{Result: ratelimit.Result{Limit: l}}
 	if wait > maxWait {
 		r.RetryAfter = max(ceilDuration(-left, rate)-maxWait, 1)
 		r.Remaining = floorTokens(tokens)
 		r.ResetAfter = ceilDuration(burst-tokens, rate)
-		return r, 0
+		return 0
 	}
 	act := addSat(now, int64(wait))
 	r.Allowed, r.Tokens, r.Delay, r.At = true, n, wait, time.Unix(0, act)
 	r.Remaining = floorTokens(left)
 	r.ResetAfter = ceilDuration(burst-left, rate)
 	*c = cell{x: left, at: now, exp: addSat(now, addSat(int64(r.ResetAfter), int64(expiryMargin)))}
-	return r, act
+	return act
 }
 
 // advance is the bucket's tokens at now, refilled since its last update,
 // as takeTokensAt and x/time/rate's advance compute them.
-func advance(c cell, fresh bool, now int64, rate, burst float64) float64 {
+func advance(c *cell, fresh bool, now int64, rate, burst float64) float64 {
 	tokens, last := c.x, c.at
 	if fresh {
 		tokens, last = burst, now
@@ -86,7 +86,10 @@ func advance(c cell, fresh bool, now int64, rate, burst float64) float64 {
 		elapsed = math.MaxInt64
 	}
 	tokens += time.Duration(elapsed).Seconds() * rate
-	return min(tokens, burst)
+	if tokens > burst {
+		tokens = burst
+	}
+	return tokens
 }
 
 // waitDuration is x/time/rate's durationFromTokens: the time to refill
@@ -146,7 +149,7 @@ func cancelTokens(c *cell, ev, now int64, l ratelimit.Limit, n int, act int64) (
 	if restore <= 0 {
 		return ev, false
 	}
-	tokens := min(advance(*c, false, now, rate, burst)+restore, burst)
+	tokens := min(advance(c, false, now, rate, burst)+restore, burst)
 	reset := ceilDuration(burst-tokens, rate)
 	*c = cell{x: tokens, at: now, exp: addSat(now, addSat(int64(reset), int64(expiryMargin)))}
 	if act == ev {
