@@ -1,9 +1,11 @@
 package ratelimit_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,4 +132,47 @@ func ExampleNewInFlight() {
 	handler.ServeHTTP(rec, r)
 	fmt.Print(rec.Code, " ", rec.Body.String())
 	// Output: 200 report
+}
+
+// slotKeyRecorder is a SlotStore that records the keys it is given.
+type slotKeyRecorder struct{ keys []string }
+
+func (k *slotKeyRecorder) Acquire(_ context.Context, key string, _ int, _ time.Duration) (ratelimit.Slot, error) {
+	k.keys = append(k.keys, key)
+	return ratelimit.Slot{Acquired: true, ID: "1", Running: 1}, nil
+}
+func (*slotKeyRecorder) Renew(context.Context, string, ratelimit.Slot, time.Duration) error {
+	return nil
+}
+func (*slotKeyRecorder) Release(context.Context, string, ratelimit.Slot) error { return nil }
+
+// A client's key reaches the slot store hashed: bounded in length however
+// long the header, never in plain text, and keyed with WithKeySecret.
+func TestInFlightKeysAreHashed(t *testing.T) {
+	for _, secret := range [][]byte{nil, []byte("sixteen byte secret!")} {
+		rec := &slotKeyRecorder{}
+		opts := []ratelimit.Option{ratelimit.WithName("export"), ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Key"))}
+		if secret != nil {
+			opts = append(opts, ratelimit.WithKeySecret(secret))
+		}
+		f, err := ratelimit.NewInFlight(rec, 1, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := f.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		for _, key := range []string{"api-key-secret-1", strings.Repeat("x", 4000)} {
+			h.ServeHTTP(httptest.NewRecorder(), keyed(key))
+		}
+		if len(rec.keys) != 2 {
+			t.Fatalf("%d keys reached the store, want 2", len(rec.keys))
+		}
+		for _, k := range rec.keys {
+			if len(k) != len("export/")+32 || strings.Contains(k, "api-key") || strings.Contains(k, "xxxx") {
+				t.Fatalf("store key %q: want export/ and 32 hex digits", k)
+			}
+		}
+		if rec.keys[0] == rec.keys[1] {
+			t.Fatal("two keys share a store key")
+		}
+	}
 }
