@@ -16,6 +16,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	redisstore "github.com/ratelimit-go/ratelimit/store/redis"
+	"github.com/ratelimit-go/ratelimit/store/storetest"
 )
 
 func TestSlotsAcquireRenewRelease(t *testing.T) {
@@ -160,4 +161,14 @@ func TestInFlightSurvivesKill9(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Logf("the dead instance's slot expired %v after the kill (lease %v)", time.Since(killed).Round(time.Millisecond), childLease)
+}
+
+func TestSlotsConformance(t *testing.T) {
+	for _, srv := range servers(t) {
+		t.Run(srv.name, func(t *testing.T) {
+			storetest.RunSlots(t, func(t *testing.T) ratelimit.SlotStore {
+				return redisstore.New(srv.client(t), redisstore.WithPrefix(prefix(t)))
+			})
+		})
+	}
 }

@@ -11,7 +11,11 @@
 // golang.org/x/time/rate on random timelines. A store that implements
 // [ratelimit.MultiStore] also runs the cases of AllowAll: all or nothing,
 // mixed algorithms, validation, concurrency and, with the clock, several
-// token buckets taken together against one x/time/rate Limiter each.
+// token buckets taken together against one x/time/rate Limiter each. A
+// store that implements [ratelimit.Reserver] runs x/time/rate's own
+// Reserve and Cancel tests, and with the clock a differential of bookings,
+// cancellations and AllowN against it. [RunSlots] is the suite of a
+// [ratelimit.SlotStore].
 package storetest
 
 import (
