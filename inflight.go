@@ -148,7 +148,7 @@ func (f *InFlight) Handler(next http.Handler) http.Handler {
 			http.Error(w, http.StatusText(http.StatusTooManyRequests), http.StatusTooManyRequests)
 			return
 		}
-		stop := f.keepAlive(r.Context(), sk, slot)
+		stop := f.keepAlive(r, sk, slot)
 		defer func() {
 			stop()
 			f.store.Release(context.WithoutCancel(r.Context()), sk, slot)
@@ -157,8 +157,11 @@ func (f *InFlight) Handler(next http.Handler) http.Handler {
 	})
 }
 
-// keepAlive renews slot every third of the lease until stop is called.
-func (f *InFlight) keepAlive(ctx context.Context, sk string, slot Slot) (stop func()) {
+// keepAlive renews slot every third of the lease until stop is called; a
+// renewal that fails is told to the error handler, and the request runs
+// on (its slot may lapse, and another request take it).
+func (f *InFlight) keepAlive(r *http.Request, sk string, slot Slot) (stop func()) {
+	ctx := r.Context()
 	if l, ok := f.store.(Local); ok && l.Local() {
 		return func() {} // a process's own slots die with it: no lease to renew
 	}
@@ -173,7 +176,9 @@ func (f *InFlight) keepAlive(ctx context.Context, sk string, slot Slot) (stop fu
 			case <-done:
 				return
 			case <-t.C:
-				f.store.Renew(context.WithoutCancel(ctx), sk, slot, f.lease)
+				if err := f.store.Renew(context.WithoutCancel(ctx), sk, slot, f.lease); err != nil {
+					f.onError(r, err)
+				}
 			}
 		}
 	}()

@@ -19,7 +19,9 @@ func (l *Limiter) Wait(ctx context.Context, key string) error {
 //
 // On a limiter of one token-bucket policy over a [Reserver] store, WaitN
 // books the tokens in one store call and sleeps until their instant;
-// waiters are served in order. Otherwise it takes through [Limiter.AllowN]
+// waiters are served in order, and a store that fails or takes longer
+// than the time budget ([WithTimeout]) is an error. Otherwise it takes
+// through [Limiter.AllowN]
 // and, after a denial, tries again after its RetryAfter: the budget holds,
 // but waiters are not served in order.
 func (l *Limiter) WaitN(ctx context.Context, key string, n int) error {
@@ -35,7 +37,7 @@ func (l *Limiter) WaitN(ctx context.Context, key string, n int) error {
 		if err != nil {
 			return err
 		}
-		return waitReserved(ctx, rs, sk, pol.limit, n, l.now())
+		return l.waitReserved(ctx, rs, sk, pol.limit, n)
 	}
 	for {
 		res, err := l.AllowN(ctx, key, n)
@@ -51,14 +53,17 @@ func (l *Limiter) WaitN(ctx context.Context, key string, n int) error {
 	}
 }
 
-// waitReserved books n tokens of sk and sleeps until they are the caller's,
-// cancelling the booking if ctx ends first.
-func waitReserved(ctx context.Context, rs Reserver, sk string, limit Limit, n int, now time.Time) error {
+// waitReserved books n tokens of sk, within the limiter's time budget for
+// a store call, and sleeps until they are the caller's, cancelling the
+// booking if ctx ends first. A store that fails is the caller's error.
+func (l *Limiter) waitReserved(ctx context.Context, rs Reserver, sk string, limit Limit, n int) error {
 	maxWait := time.Duration(MaxPeriod)
 	if d, ok := ctx.Deadline(); ok {
-		maxWait = max(d.Sub(now), 0)
+		maxWait = max(d.Sub(l.now()), 0)
 	}
-	r, err := rs.ReserveN(ctx, sk, limit, n, maxWait)
+	r, err := within(ctx, l.budget, func(ctx context.Context) (Reservation, error) {
+		return rs.ReserveN(ctx, sk, limit, n, maxWait)
+	})
 	if err != nil {
 		return err
 	}
