@@ -32,11 +32,12 @@ type config struct {
 	instances  int
 	observer   Observer
 	dryRun     bool
-	keySecret  []byte        // WithKeySecret
-	plainKeys  bool          // WithPlainKeys
-	ownKeys    bool          // WithKeyFunc, or a policy with a KeyFunc of its own
-	maxDelay   time.Duration // WithMaxDelay (shaping.go)
-	lease      time.Duration // WithLease (inflight.go)
+	keySecret  []byte // WithKeySecret
+	plainKeys  bool   // WithPlainKeys
+	ownKeys    bool   // WithKeyFunc, or a policy with a KeyFunc of its own
+
+	maxDelay time.Duration // WithMaxDelay (shaping.go)
+	lease    time.Duration // WithLease (inflight.go)
 }
 
 // WithKeyFunc sets how requests are keyed; the default is [KeyByIP]().

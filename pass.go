@@ -39,9 +39,10 @@ type outcome struct {
 type pass struct {
 	takes   []Take
 	results []Result
-	shared  []Take      // the fallback's
-	owed    []int       // the debt each take pays the store (debt.go)
-	n       int         // the request's cost
+	shared  []Take // the fallback's
+	owed    []int  // the debt each take pays the store (debt.go)
+	n       int    // the request's cost
+
 	booking Reservation // a shaping limiter's booking (shaping.go)
 }
 

@@ -2,7 +2,7 @@ package ratelimit
 
 // Reservations: a token bucket's decision that can book the future, as a
 // store capability beside Store (Reserver), with the checks every store
-// makes (ValidateReserve) and the arithmetic every store shares.
+// makes (ValidateReserve).
 
 import (
 	"context"
