@@ -43,6 +43,7 @@ type Limiter struct {
 
 	observer     Observer
 	dryRun       bool
+	shaper       *shaper // WithMaxDelay's; nil refuses at once
 	errLog       throttledLog
 	misconfigLog throttledLog
 	dryLog       throttledLog
@@ -110,6 +111,7 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	if c.timeout > 0 {
 		l.budget = newBudget(c.timeout)
 	}
+	l.shaper = newShaper(store, l.policies, c.maxDelay)
 	if c.denyKeys > 0 {
 		l.denies = newDenyCache(c.denyKeys)
 	}

@@ -43,7 +43,7 @@ func (l *Limiter) AdmitWithKeyFunc(w http.ResponseWriter, r *http.Request, keyFu
 		if l.cost != nil {
 			n = l.cost(r)
 		}
-		o = l.run(r.Context(), n, p)
+		o = l.runShaped(r.Context(), n, p)
 		if l.observer.Decision != nil {
 			l.observe(r, p, o)
 		}

@@ -35,6 +35,9 @@ type config struct {
 	keySecret  []byte // WithKeySecret
 	plainKeys  bool   // WithPlainKeys
 	ownKeys    bool   // WithKeyFunc, or a policy with a KeyFunc of its own
+
+	maxDelay time.Duration // WithMaxDelay (shaping.go)
+	lease    time.Duration // WithLease (inflight.go)
 }
 
 // WithKeyFunc sets how requests are keyed; the default is [KeyByIP]().

@@ -42,6 +42,8 @@ type pass struct {
 	shared  []Take // the fallback's
 	owed    []int  // the debt each take pays the store (debt.go)
 	n       int    // the request's cost
+
+	booking Reservation // a shaping limiter's booking (shaping.go)
 }
 
 var passes = sync.Pool{New: func() any { return new(pass) }}
@@ -99,7 +101,7 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 	if n > l.maxCost {
 		return outcome{end: badCost, source: FromFailurePolicy, err: fmt.Errorf("%w: n = %d, capacity %d", ErrCostExceedsCapacity, n, l.maxCost)}
 	}
-	p.n = n
+	p.n, p.booking = n, Reservation{}
 	for i := range p.takes {
 		p.takes[i].N, p.owed[i] = n, 0
 	}
@@ -160,6 +162,9 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 // call asks the store within the time budget: AllowN for one take, AllowAll
 // for several.
 func (l *Limiter) call(ctx context.Context, p *pass) error {
+	if l.shaper != nil && l.shaper.reserver != nil {
+		return l.reserve(ctx, p)
+	}
 	if len(p.takes) == 1 {
 		t := &p.takes[0]
 		var err error

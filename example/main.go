@@ -8,6 +8,7 @@
 //	go run ./example -rules example/rules.yaml   # the limits from a YAML file;
 //	                                             # kill -HUP reloads it
 //	go run ./example -dry-run        # report, never refuse
+//	go run ./example -outbound 10    # 10 calls to a stub API within 2 a second
 //
 //	for i in $(seq 12); do curl -si localhost:8080/ | head -n 1; done
 //	curl -s localhost:8080/metrics | grep ratelimit_requests_total
@@ -41,11 +42,18 @@ func main() {
 	rulesFile := flag.String("rules", "", "a YAML rules file to take the limits from; empty: the built-in ones")
 	dryRun := flag.Bool("dry-run", false, "decide and report every request, but refuse none")
 	instances := flag.Int("instances", 1, "with -redis: app servers sharing Redis; while it fails, each enforces limit/instances locally")
+	calls := flag.Int("outbound", 0, "make this many calls to a local stub API through a budget of 2 a second (shared through -redis), then exit")
 	flag.Parse()
 
 	store, storeName, err := newStore(*redisAddr)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *calls > 0 {
+		if err := outbound(store, ratelimit.PerSecond(2).WithBurst(1), *calls, os.Stdout); err != nil {
+			log.Fatal(err)
+		}
+		return
 	}
 	var fallback ratelimit.Store
 	// API keys reach Redis only as a keyed hash, whose secret every server
@@ -188,8 +196,13 @@ func routes(store ratelimit.Store, opts ...ratelimit.Option) (http.Handler, stri
 	if err != nil {
 		return nil, "", err
 	}
+	report, err := reportRoute(store, 2*time.Second, opts...)
+	if err != nil {
+		return nil, "", err
+	}
 
 	mux := http.NewServeMux()
+	mux.Handle("GET /report", report)
 	mux.Handle("GET /{$}", home.Handler(text("hello\n")))
 	mux.Handle("GET /api/", api.Handler(text(`{"items":[]}`+"\n")))
 	mux.Handle("GET /export", export.Handler(text("a,b,c\n")))
@@ -198,6 +211,7 @@ func routes(store ratelimit.Store, opts ...ratelimit.Option) (http.Handler, stri
 		"GET / " + home.String() + " per IP",
 		"GET /api/ " + api.String() + " (per X-API-Key, else per IP; per IP)",
 		"GET /export " + export.String() + " per IP, 5 a request",
+		"GET /report 2 at once per IP",
 	}, ", ")
 	return mux, limits, nil
 }

@@ -51,3 +51,13 @@ func ExampleWithSweepInterval() {
 	fmt.Println(store.Len())
 	// Output: 0
 }
+
+func ExampleSlots() {
+	slots := memory.NewSlots()
+	ctx := context.Background()
+	a, _ := slots.Acquire(ctx, "export/tenant-1", 1, 0)
+	b, _ := slots.Acquire(ctx, "export/tenant-1", 1, 0)
+	slots.Release(ctx, "export/tenant-1", a)
+	fmt.Println(a.Acquired, b.Acquired, slots.Running("export/tenant-1"))
+	// Output: true false 0
+}

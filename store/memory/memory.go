@@ -56,6 +56,7 @@ type shard struct {
 	mu      sync.Mutex
 	cells   table
 	logs    map[uint64]*slidingLog // the logs of SlidingLog keys, beside their cells
+	events  map[uint64]int64       // token buckets' bookings ahead (reserve.go)
 	max     int                    // most keys this shard may hold; 0 means no bound
 	scratch []float64              // eviction's space to rank the keys in
 	last    lastLimit              // the limit of the shard's last valid call

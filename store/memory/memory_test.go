@@ -201,3 +201,7 @@ func TestHousekeepingStallsNoRequest(t *testing.T) {
 		})
 	}
 }
+
+func TestSlotsConformance(t *testing.T) {
+	storetest.RunSlots(t, func(t *testing.T) ratelimit.SlotStore { return memory.NewSlots() })
+}

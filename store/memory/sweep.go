@@ -44,6 +44,9 @@ func (sh *shard) deleteIf(drop func(*slot) bool) {
 		if len(sh.logs) > 0 {
 			delete(sh.logs, s.h)
 		}
+		if len(sh.events) > 0 {
+			delete(sh.events, s.h)
+		}
 		return true
 	})
 }

@@ -4,7 +4,8 @@
 --
 -- v  the last update (µs) and the tokens then: with struct, the byte 1 and
 --    two doubles (exact); else the string "ts:tokens", the tokens written
---    with 17 significant digits, so they read back exactly
+--    with 17 significant digits, so they read back exactly; a booking
+--    (reserve.lua) adds its instant after them, which this reads past
 local floor, ceil = math.floor, math.ceil
 local function bucket(v, rate, capacity, n, period, now, slack)
   local tokens, last
@@ -13,7 +14,7 @@ local function bucket(v, rate, capacity, n, period, now, slack)
       local _
       _, last, tokens = struct.unpack('<Bdd', v)
     else
-      local ts, tk = string.match(v, '^(%d+):(.+)$')
+      local ts, tk = string.match(v, '^(%d+):([^:]+)')
       last, tokens = tonumber(ts), tonumber(tk)
     end
   end

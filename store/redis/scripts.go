@@ -33,6 +33,8 @@ var (
 	slidingWindowLua string
 	//go:embed log.lua
 	logLua string
+	//go:embed reserve.lua
+	reserveLua string
 )
 
 // tags are the algorithms' parts of a key, between the prefix and the
@@ -66,8 +68,9 @@ func newSet(binary bool) scriptSet {
 			ratelimit.SlidingWindow: newScript("swindow.lua", slidingWindowLua+oneLua+"return one(swindow)\n", binary),
 			ratelimit.SlidingLog:    newScript("log.lua", logLua+oneLogLua, binary),
 		},
-		batch: newScript("batch.lua", all+batchLua, binary),
-		multi: newScript("multi.lua", all+multiLua, binary),
+		batch:   newScript("batch.lua", all+batchLua, binary),
+		multi:   newScript("multi.lua", all+multiLua, binary),
+		reserve: newScript("reserve.lua", bucketLua+reserveLua, binary),
 	}
 }
 
@@ -79,6 +82,7 @@ const structLine = "local struct = rawget(_G, 'struct')\n"
 type scriptSet struct {
 	one          [4]*script
 	batch, multi *script
+	reserve      *script // bookings and their cancellation (reserve.go)
 }
 
 var (
@@ -91,5 +95,5 @@ var (
 
 // all lists the scripts of the set.
 func (set *scriptSet) all() []*script {
-	return append(set.one[:len(set.one):len(set.one)], set.batch, set.multi)
+	return append(set.one[:len(set.one):len(set.one)], set.batch, set.multi, set.reserve)
 }

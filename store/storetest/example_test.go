@@ -31,3 +31,10 @@ func ExampleRunWithClock() {
 		})
 	}
 }
+
+// A SlotStore, the store of an in-flight limit, has a suite of its own.
+func ExampleRunSlots() {
+	_ = func(t *testing.T) {
+		storetest.RunSlots(t, func(t *testing.T) ratelimit.SlotStore { return memory.NewSlots() })
+	}
+}

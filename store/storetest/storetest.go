@@ -11,7 +11,11 @@
 // golang.org/x/time/rate on random timelines. A store that implements
 // [ratelimit.MultiStore] also runs the cases of AllowAll: all or nothing,
 // mixed algorithms, validation, concurrency and, with the clock, several
-// token buckets taken together against one x/time/rate Limiter each.
+// token buckets taken together against one x/time/rate Limiter each. A
+// store that implements [ratelimit.Reserver] runs x/time/rate's own
+// Reserve and Cancel tests, and with the clock a differential of bookings,
+// cancellations and AllowN against it. [RunSlots] is the suite of a
+// [ratelimit.SlotStore].
 package storetest
 
 import (
@@ -35,6 +39,8 @@ type env struct {
 	exact bool
 	// algo is the algorithm of a case that runs once for each.
 	algo ratelimit.Algorithm
+	// step is the reservation cases' clock, in steps of d since the start.
+	step int
 }
 
 // allow calls AllowN with a background context and fails the test on error.
@@ -121,8 +127,12 @@ func runCase(t *testing.T, c testCase, newEnv func(t *testing.T) *env) {
 // time, on limits loose enough for a loaded machine.
 func Run(t *testing.T, newStore func(t *testing.T) ratelimit.Store) {
 	all := cases()
-	if isMulti(newStore(t)) {
+	probe := newStore(t)
+	if isMulti(probe) {
 		all = append(all, multiCases()...)
+	}
+	if isReserver(probe) {
+		all = append(all, reserveCases()...)
 	}
 	for _, c := range all {
 		if c.clock {
@@ -154,6 +164,10 @@ func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, fu
 	multi := isMulti(probe)
 	if multi {
 		all = append(all, multiCases()...)
+	}
+	reserver := isReserver(probe)
+	if reserver {
+		all = append(all, reserveCases()...)
 	}
 	for _, c := range all {
 		if c.realTime {
@@ -192,6 +206,14 @@ func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, fu
 			store, set := newStore(t)
 			n := multiOracle(t, store, set, start, max(1, cfg.timelines*6/10), 300)
 			t.Logf("compared %d batches", n)
+		})
+	}
+	if reserver {
+		t.Run("Reserve/bookings and cancellations equal golang.org/x/time/rate", func(t *testing.T) {
+			t.Parallel()
+			store, set := newStore(t)
+			n := reserveDifferential(t, store, set, start, max(1, cfg.timelines*6/10), 300)
+			t.Logf("compared %d decisions", n)
 		})
 	}
 }

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/store/memory"
+)
+
+// The example's two uses beyond limiting clients: a slow route whose
+// concurrency is limited (in-flight), and calls out to a third party's API
+// kept within its budget (outbound, with -outbound).
+
+// slotsFor returns the slot store of the in-flight route: the store itself
+// when it keeps slots (Redis, whose leases outlive a crashed server), else
+// slots in this process.
+func slotsFor(store ratelimit.Store) ratelimit.SlotStore {
+	if s, ok := store.(ratelimit.SlotStore); ok {
+		return s
+	}
+	return memory.NewSlots()
+}
+
+// reportRoute is GET /report: a slow report, at most 2 running at once per
+// address, each taking d unless the client goes away first.
+func reportRoute(store ratelimit.Store, d time.Duration, opts ...ratelimit.Option) (http.Handler, error) {
+	reports, err := ratelimit.NewInFlight(slotsFor(store), 2, append(opts, ratelimit.WithName("report"))...)
+	if err != nil {
+		return nil, err
+	}
+	return reports.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(d):
+			fmt.Fprintln(w, "report ready")
+		case <-r.Context().Done():
+		}
+	})), nil
+}
+
+// outbound calls a stub third-party API, started on a loopback port, calls
+// times through a Transport whose budget, limit, lives in store: with
+// Redis, every instance running the demo shares it. It writes each call's
+// time and status to out.
+func outbound(store ratelimit.Store, limit ratelimit.Limit, calls int, out io.Writer) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	stub := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, `{"ok":true}`)
+	}), ReadHeaderTimeout: 5 * time.Second}
+	go stub.Serve(ln)
+	defer stub.Close()
+
+	// The budget's key is the API's host, not a client's: plain keys.
+	budget, err := ratelimit.New(store, limit, ratelimit.WithName("partner-api"), ratelimit.WithPlainKeys())
+	if err != nil {
+		return err
+	}
+	client := &http.Client{Transport: &ratelimit.Transport{Limiter: budget}, Timeout: time.Minute}
+	start := time.Now()
+	for i := range calls {
+		req, _ := http.NewRequestWithContext(context.Background(), "GET", "http://"+ln.Addr().String()+"/v1/things", nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		fmt.Fprintf(out, "call %d at %v: %s\n", i+1, time.Since(start).Round(10*time.Millisecond), resp.Status)
+	}
+	return nil
+}

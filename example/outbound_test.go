@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/store/memory"
+)
+
+func TestOutboundCallsTheStubWithinTheBudget(t *testing.T) {
+	store := memory.New()
+	defer store.Close()
+	var out strings.Builder
+	// 3 calls on a budget of 1 now and 1 every 50 ms: the last waits 100 ms.
+	start := time.Now()
+	if err := outbound(store, ratelimit.Limit{Rate: 20, Period: time.Second, Burst: 1}, 3, &out); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 100*time.Millisecond {
+		t.Fatalf("3 calls took %v, less than the budget allows (100ms)", took)
+	}
+	if n := strings.Count(out.String(), "200 OK"); n != 3 {
+		t.Fatalf("%d calls answered 200, want 3:\n%s", n, out.String())
+	}
+}
+
+func TestReportRouteLimitsRunningReports(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, err := reportRoute(memory.New(memory.WithSweepInterval(0)), time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		for range 2 {
+			go h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/report", nil).WithContext(ctx))
+		}
+		synctest.Wait() // both reports running
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/report", nil))
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("X-Ratelimit-Limit") != "2" {
+			t.Fatalf("a third report: %d %v; want 429 with X-Ratelimit-Limit 2", rec.Code, rec.Header())
+		}
+		cancel() // the clients go away: their slots come back
+		synctest.Wait()
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/report", nil))
+		if rec.Code != http.StatusOK || rec.Body.String() != "report ready\n" {
+			t.Fatalf("a report after the others ended: %d %q", rec.Code, rec.Body.String())
+		}
+	})
+}

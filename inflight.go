@@ -1,0 +1,186 @@
+package ratelimit
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// SlotStore keeps how many requests of each key run at once: the store of
+// an [InFlight] limit. store/memory counts in the process; store/redis
+// keeps leases, so that the slots of an instance that crashed expire.
+type SlotStore interface {
+	// Acquire takes one of limit slots of key, held for lease unless
+	// renewed: Acquired is false, and nothing taken, when all are held.
+	Acquire(ctx context.Context, key string, limit int, lease time.Duration) (Slot, error)
+	// Renew holds slot for lease more from now.
+	Renew(ctx context.Context, key string, slot Slot, lease time.Duration) error
+	// Release gives slot back; releasing a slot twice is harmless.
+	Release(ctx context.Context, key string, slot Slot) error
+}
+
+// Slot is the answer of [SlotStore.Acquire].
+type Slot struct {
+	Acquired bool   // whether a slot was taken
+	ID       string // names the slot to Renew and Release
+	Running  int    // slots of the key held after the call, this one included
+}
+
+// DefaultLease is how long an [InFlight] slot lives unless renewed; a
+// running request renews it every third of that.
+const DefaultLease = 10 * time.Second
+
+// InFlight limits how many requests of a key run at once (exports, report
+// generation), releasing a slot when the handler returns, or panics. Build
+// it with [NewInFlight]; chain it with a [Limiter] to limit both rates and
+// concurrency.
+type InFlight struct {
+	store   SlotStore
+	max     int
+	name    string
+	keyFunc KeyFunc
+	lease   time.Duration
+	secret  []byte
+	deny    http.Handler
+	onError func(*http.Request, error)
+	closed  bool // fail closed on store errors
+}
+
+// NewInFlight returns a limit of max requests of a key running at once on
+// store. Of the options it reads [WithName], [WithKeyFunc] (the client
+// address by default), [WithKeySecret] (keys are hashed with it, else
+// with SHA-256), [WithDenyHandler], [WithErrorHandler], [WithFailClosed]
+// and [WithLease].
+func NewInFlight(store SlotStore, max int, opts ...Option) (*InFlight, error) {
+	if store == nil {
+		return nil, errors.New("ratelimit: NewInFlight: nil store")
+	}
+	if max <= 0 || max > MaxRate {
+		return nil, fmt.Errorf("ratelimit: NewInFlight: max %d must be from 1 to %d", max, MaxRate)
+	}
+	c := config{keyFunc: KeyByIP(), lease: DefaultLease}
+	for _, o := range opts {
+		if err := o(&c); err != nil {
+			return nil, err
+		}
+	}
+	f := &InFlight{store: store, max: max, name: c.name, keyFunc: c.keyFunc, lease: c.lease,
+		secret: c.keySecret, deny: c.deny, onError: c.onError, closed: c.failClosed}
+	if f.name == "" {
+		f.name = "inflight"
+	}
+	if f.onError == nil {
+		f.onError = func(r *http.Request, err error) {
+			slog.ErrorContext(r.Context(), "ratelimit: in-flight slot not decided by the store", "limiter", f.name, "err", err)
+		}
+	}
+	return f, nil
+}
+
+// WithLease sets how long an [InFlight] slot lives unless renewed
+// ([DefaultLease]); a running request renews it every third of that.
+// Limiters ignore it.
+func WithLease(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 3*time.Millisecond || d > MaxPeriod {
+			return fmt.Errorf("ratelimit: WithLease(%v): want 3ms to %v", d, MaxPeriod)
+		}
+		c.lease = d
+		return nil
+	}
+}
+
+// storeKey is the store's key of a client key: the name, then the client
+// key hashed (keyed with the secret if there is one), so that a client's
+// data never reaches the store in plain text and every key has one length.
+func (f *InFlight) storeKey(key string) string {
+	var sum []byte
+	if f.secret != nil {
+		m := hmac.New(sha256.New, f.secret)
+		m.Write([]byte(key))
+		sum = m.Sum(nil)
+	} else {
+		s := sha256.Sum256([]byte(key))
+		sum = s[:]
+	}
+	return f.name + "/" + hex.EncodeToString(sum[:16])
+}
+
+// Handler returns next wrapped in the limit: next runs only with a slot of
+// its key, given back when next returns or panics. The headers say the
+// limit (X-RateLimit-Limit) and the slots left (X-RateLimit-Remaining); a
+// request without a slot gets 429 with Retry-After: 1. A store that fails
+// lets the request run, or answers 503 with [WithFailClosed].
+func (f *InFlight) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, err := requestKey(f.keyFunc, r)
+		if err != nil {
+			writeKeyError(w, err)
+			return
+		}
+		sk := f.storeKey(key)
+		slot, err := f.store.Acquire(r.Context(), sk, f.max, f.lease)
+		if err != nil {
+			f.onError(r, err)
+			if f.closed {
+				http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set(headerLimit, strconv.Itoa(f.max))
+		h.Set(headerRemaining, strconv.Itoa(max(0, f.max-slot.Running)))
+		if !slot.Acquired {
+			h.Set(headerRetryAfter, "1")
+			if f.deny != nil {
+				f.deny.ServeHTTP(w, r)
+				return
+			}
+			http.Error(w, http.StatusText(http.StatusTooManyRequests), http.StatusTooManyRequests)
+			return
+		}
+		stop := f.keepAlive(r, sk, slot)
+		defer func() {
+			stop()
+			f.store.Release(context.WithoutCancel(r.Context()), sk, slot)
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// keepAlive renews slot every third of the lease until stop is called; a
+// renewal that fails is told to the error handler, and the request runs
+// on (its slot may lapse, and another request take it).
+func (f *InFlight) keepAlive(r *http.Request, sk string, slot Slot) (stop func()) {
+	ctx := r.Context()
+	if l, ok := f.store.(Local); ok && l.Local() {
+		return func() {} // a process's own slots die with it: no lease to renew
+	}
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(f.lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if err := f.store.Renew(context.WithoutCancel(ctx), sk, slot, f.lease); err != nil {
+					f.onError(r, err)
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-ended }
+}

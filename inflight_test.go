@@ -1,0 +1,178 @@
+package ratelimit_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/store/memory"
+)
+
+func newExportLimit(t *testing.T, slots *memory.Slots, opts ...ratelimit.Option) *ratelimit.InFlight {
+	t.Helper()
+	f, err := ratelimit.NewInFlight(slots, 2, append([]ratelimit.Option{ratelimit.WithName("export"),
+		ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Key"))}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func keyed(key string) *http.Request {
+	r := httptest.NewRequest("GET", "/export", nil)
+	r.Header.Set("X-Key", key)
+	return r
+}
+
+func TestInFlightLimitsRunningRequests(t *testing.T) {
+	slots := memory.NewSlots()
+	f := newExportLimit(t, slots)
+	release := make(chan struct{})
+	started := make(chan struct{}, 2)
+	h := f.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		started <- struct{}{}
+		<-release
+	}))
+	done := make(chan struct{}, 2)
+	for range 2 {
+		go func() { h.ServeHTTP(httptest.NewRecorder(), keyed("a")); done <- struct{}{} }()
+	}
+	<-started
+	<-started
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, keyed("a"))
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "1" ||
+		rec.Header().Get("X-Ratelimit-Limit") != "2" || rec.Header().Get("X-Ratelimit-Remaining") != "0" {
+		t.Fatalf("a third request: %d %v; want 429 with Retry-After 1, limit 2, remaining 0", rec.Code, rec.Header())
+	}
+	other := httptest.NewRecorder()
+	go func() { <-started }()
+	f.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).ServeHTTP(other, keyed("b"))
+	if other.Code != http.StatusOK || other.Header().Get("X-Ratelimit-Remaining") != "1" {
+		t.Fatalf("another key: %d, remaining %q; want 200 and 1", other.Code, other.Header().Get("X-Ratelimit-Remaining"))
+	}
+	close(release)
+	<-done
+	<-done
+	rec = httptest.NewRecorder()
+	f.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).ServeHTTP(rec, keyed("a"))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("after the handlers returned: %d, want 200", rec.Code)
+	}
+}
+
+func TestInFlightReleasesOnPanic(t *testing.T) {
+	slots := memory.NewSlots()
+	f := newExportLimit(t, slots)
+	h := f.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	for range 3 { // more than the limit: each panic gave its slot back
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("the panic did not go through")
+				}
+			}()
+			h.ServeHTTP(httptest.NewRecorder(), keyed("a"))
+		}()
+	}
+}
+
+func TestInFlightCombinesWithRateLimits(t *testing.T) {
+	store, slots := memory.New(), memory.NewSlots()
+	defer store.Close()
+	rl, err := ratelimit.New(store, ratelimit.PerMinute(1), ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Key")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := rl.Handler(newExportLimit(t, slots).Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+	codes := []int{}
+	for range 2 {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, keyed("a"))
+		codes = append(codes, rec.Code)
+	}
+	if codes[0] != http.StatusOK || codes[1] != http.StatusTooManyRequests {
+		t.Fatalf("codes %v, want [200 429]: the rate limit applies before the in-flight one", codes)
+	}
+}
+
+func TestNewInFlightRefusesBadConfiguration(t *testing.T) {
+	slots := memory.NewSlots()
+	for name, f := range map[string]func() error{
+		"nil store": func() error { _, err := ratelimit.NewInFlight(nil, 1); return err },
+		"max 0":     func() error { _, err := ratelimit.NewInFlight(slots, 0); return err },
+		"lease 0":   func() error { _, err := ratelimit.NewInFlight(slots, 1, ratelimit.WithLease(0)); return err },
+		"bad name":  func() error { _, err := ratelimit.NewInFlight(slots, 1, ratelimit.WithName("a b")); return err },
+	} {
+		if f() == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := ratelimit.NewInFlight(slots, 1, ratelimit.WithLease(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ExampleNewInFlight() {
+	// At most 2 report exports of one API key at once; the Redis store's
+	// slots also expire when an instance dies.
+	exports, _ := ratelimit.NewInFlight(memory.NewSlots(), 2,
+		ratelimit.WithName("export"), ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-API-Key")))
+	handler := exports.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "report")
+	}))
+	rec := httptest.NewRecorder()
+	r := httptest.NewRequest("GET", "/export", nil)
+	r.Header.Set("X-API-Key", "k1")
+	handler.ServeHTTP(rec, r)
+	fmt.Print(rec.Code, " ", rec.Body.String())
+	// Output: 200 report
+}
+
+// slotKeyRecorder is a SlotStore that records the keys it is given.
+type slotKeyRecorder struct{ keys []string }
+
+func (k *slotKeyRecorder) Acquire(_ context.Context, key string, _ int, _ time.Duration) (ratelimit.Slot, error) {
+	k.keys = append(k.keys, key)
+	return ratelimit.Slot{Acquired: true, ID: "1", Running: 1}, nil
+}
+func (*slotKeyRecorder) Renew(context.Context, string, ratelimit.Slot, time.Duration) error {
+	return nil
+}
+func (*slotKeyRecorder) Release(context.Context, string, ratelimit.Slot) error { return nil }
+
+// A client's key reaches the slot store hashed: bounded in length however
+// long the header, never in plain text, and keyed with WithKeySecret.
+func TestInFlightKeysAreHashed(t *testing.T) {
+	for _, secret := range [][]byte{nil, []byte("sixteen byte secret!")} {
+		rec := &slotKeyRecorder{}
+		opts := []ratelimit.Option{ratelimit.WithName("export"), ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Key"))}
+		if secret != nil {
+			opts = append(opts, ratelimit.WithKeySecret(secret))
+		}
+		f, err := ratelimit.NewInFlight(rec, 1, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := f.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		for _, key := range []string{"api-key-secret-1", strings.Repeat("x", 4000)} {
+			h.ServeHTTP(httptest.NewRecorder(), keyed(key))
+		}
+		if len(rec.keys) != 2 {
+			t.Fatalf("%d keys reached the store, want 2", len(rec.keys))
+		}
+		for _, k := range rec.keys {
+			if len(k) != len("export/")+32 || strings.Contains(k, "api-key") || strings.Contains(k, "xxxx") {
+				t.Fatalf("store key %q: want export/ and 32 hex digits", k)
+			}
+		}
+		if rec.keys[0] == rec.keys[1] {
+			t.Fatal("two keys share a store key")
+		}
+	}
+}

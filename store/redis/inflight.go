@@ -1,0 +1,78 @@
+package redis
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/ratelimit-go/ratelimit"
+)
+
+//go:embed inflight.lua
+var inflightLua string
+
+var inflightScript = goredis.NewScript(inflightLua)
+
+var _ ratelimit.SlotStore = (*Store)(nil)
+
+// ErrSlotLost reports a renewal of a slot whose lease had already expired:
+// the slot may be another request's now.
+var ErrSlotLost = errors.New("ratelimit/redis: the slot's lease expired before its renewal")
+
+// Acquire implements [ratelimit.SlotStore] in one script call: a sorted set
+// per key of slot IDs and the ends of their leases, in Redis's clock, so
+// that the slots of an instance that died expire with their leases. Every
+// step is idempotent (a slot's ID is chosen here), so a resent call counts
+// once.
+func (s *Store) Acquire(ctx context.Context, key string, limit int, lease time.Duration) (ratelimit.Slot, error) {
+	if key == "" {
+		return ratelimit.Slot{}, ratelimit.ErrEmptyKey
+	}
+	var b [16]byte
+	rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	ok, n, err := s.slotCall(ctx, key, "a", id, limit, lease)
+	if err != nil || !ok {
+		return ratelimit.Slot{Running: n}, err
+	}
+	return ratelimit.Slot{Acquired: true, ID: id, Running: n}, nil
+}
+
+// Renew implements [ratelimit.SlotStore]; it returns [ErrSlotLost] if the
+// lease had expired.
+func (s *Store) Renew(ctx context.Context, key string, slot ratelimit.Slot, lease time.Duration) error {
+	ok, _, err := s.slotCall(ctx, key, "n", slot.ID, 0, lease)
+	if err == nil && !ok {
+		err = ErrSlotLost
+	}
+	return err
+}
+
+// Release implements [ratelimit.SlotStore].
+func (s *Store) Release(ctx context.Context, key string, slot ratelimit.Slot) error {
+	_, _, err := s.slotCall(ctx, key, "r", slot.ID, 0, 0)
+	return err
+}
+
+// slotCall runs inflight.lua on key's sorted set.
+func (s *Store) slotCall(ctx context.Context, key, op, id string, limit int, lease time.Duration) (bool, int, error) {
+	if s.client == nil {
+		return false, 0, ErrNilClient
+	}
+	tag := slotTag(afterNamespace(key))
+	rk := s.prefix + "if:" + string(tag[:]) + key
+	v, err := inflightScript.Run(ctx, s.client, []string{rk}, op, id, limit, max(lease.Milliseconds(), 1)).Int64Slice()
+	if err != nil {
+		return false, 0, fmt.Errorf("ratelimit/redis: inflight.lua: %w", classify(err, s.addr()))
+	}
+	if len(v) != 2 {
+		return false, 0, fmt.Errorf("ratelimit/redis: inflight.lua: a reply of %d values", len(v))
+	}
+	return v[0] == 1, int(v[1]), nil
+}

@@ -1,0 +1,128 @@
+package ratelimit
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Transport is an [http.RoundTripper] that keeps the requests a service
+// sends within a [Limiter]'s budget: each request waits for its token
+// ([Limiter.Wait]) before it is sent. Over a shared store (Redis) every
+// instance of the service draws from one budget, such as a third-party
+// API's 100 calls a minute for the whole fleet.
+//
+// A 429 answer with a Retry-After, if one still comes, feeds back into the
+// budget: on a [Reserver] store the key's bucket is booked until then (up
+// to 16 times the bucket's fill time, its capacity over its rate), so no
+// instance sends before the third party said to. The 429 itself is
+// returned to the caller, never retried: whether a request may be sent
+// twice is the caller's to say.
+type Transport struct {
+	// Limiter decides; its first policy's limit is the budget. Required.
+	Limiter *Limiter
+	// Base sends the requests; nil means http.DefaultTransport.
+	Base http.RoundTripper
+	// Key names the budget of a request; nil means its URL's host, so that
+	// one Transport keeps to one budget per third party.
+	Key func(*http.Request) string
+	// MaxPause bounds how long a Retry-After may pause the budget; 0 means
+	// [DefaultMaxPause]. A third party's header is not trusted further.
+	MaxPause time.Duration
+}
+
+// DefaultMaxPause is the longest a Retry-After pauses a [Transport]'s
+// budget by default.
+const DefaultMaxPause = 10 * time.Minute
+
+// RoundTrip implements [http.RoundTripper]: it waits for a token under the
+// request's context, then sends the request through Base.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	key := req.URL.Host
+	if t.Key != nil {
+		key = t.Key(req)
+	}
+	if err := t.Limiter.Wait(req.Context(), key); err != nil {
+		if req.Body != nil {
+			req.Body.Close() // a RoundTripper closes the body, even on error
+		}
+		return nil, err
+	}
+	base := t.Base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
+		maxPause := t.MaxPause
+		if maxPause <= 0 {
+			maxPause = DefaultMaxPause
+		}
+		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), t.Limiter.now()); ok {
+			t.Limiter.pause(context.WithoutCancel(req.Context()), key, min(d, maxPause))
+		}
+	}
+	return resp, err
+}
+
+// parseRetryAfter reads a Retry-After header: delay-seconds or an
+// HTTP-date (RFC 9110). Anything else, and a negative or past value, is
+// not a pause.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" || len(v) > 64 {
+		return 0, false
+	}
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if s <= 0 {
+			return 0, false
+		}
+		if s > int64(MaxPeriod/time.Second) {
+			s = int64(MaxPeriod / time.Second)
+		}
+		return time.Duration(s) * time.Second, true
+	}
+	at, err := http.ParseTime(v)
+	if err != nil || !at.After(now) {
+		return 0, false
+	}
+	return at.Sub(now), true
+}
+
+// pause books key's budget under the first policy so that nothing more
+// passes for d, on a Reserver store: bookings of what refills within d, a
+// capacity at a time and at most maxPauseCalls calls (a booking holds at
+// most a capacity, so a pause spans at most that many times the bucket's
+// fill time). On other stores it does nothing.
+func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) {
+	rs, ok := l.store.(Reserver)
+	pol := &l.policies[0]
+	if !ok || pol.key != nil || pol.limit.Algorithm != TokenBucket || key == "" {
+		return
+	}
+	sk, err := pol.storeKey(key)
+	if err != nil {
+		return
+	}
+	lim := pol.limit
+	capacity, perSecond := lim.Capacity(), lim.PerSecondRate()
+	booked := time.Duration(0) // the latest booking's delay
+	for range maxPauseCalls {
+		// The bucket may still hold tokens: n books them too, as the delay
+		// stays 0 until they are spent.
+		n := min(capacity, max(1, int((d-booked).Seconds()*perSecond+0.5)))
+		r, err := rs.ReserveN(ctx, sk, lim, n, MaxPeriod)
+		if err != nil || !r.Allowed {
+			return
+		}
+		booked = r.Delay
+		if booked+lim.refillTime(1, roundDown) >= d {
+			return
+		}
+	}
+}
+
+// maxPauseCalls bounds the store calls of one pause.
+const maxPauseCalls = 16

@@ -1,0 +1,79 @@
+package ratelimit_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/store/memory"
+)
+
+// x/time/rate's TestWaitSimple, TestWaitCancel and TestWaitTimeout on a
+// Limiter over the memory store (a Reserver), in a synctest bubble: 10 per
+// second, burst 3.
+func TestWaitLikeXTimeRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memory.New()
+		defer store.Close()
+		l, err := ratelimit.New(store, ratelimit.PerSecond(10).WithBurst(3), ratelimit.WithName("out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bg := context.Background()
+
+		cancelled, cancel := context.WithCancel(bg)
+		cancel()
+		if err := l.Wait(cancelled, "k"); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Wait on a cancelled context = %v, want context.Canceled", err)
+		}
+		if err := l.WaitN(bg, "k", 4); !errors.Is(err, ratelimit.ErrCostExceedsCapacity) {
+			t.Fatalf("WaitN above the burst = %v, want ErrCostExceedsCapacity", err)
+		}
+		start := time.Now()
+		if err := l.WaitN(bg, "k", 3); err != nil || time.Since(start) != 0 {
+			t.Fatalf("WaitN(3) on a full bucket = %v after %v, want at once", err, time.Since(start))
+		}
+
+		// Cancelled while waiting: the tokens are given back.
+		ctx, cancel := context.WithCancel(bg)
+		time.AfterFunc(100*time.Millisecond, cancel)
+		if err := l.WaitN(ctx, "k", 3); !errors.Is(err, context.Canceled) {
+			t.Fatalf("WaitN cancelled while waiting = %v", err)
+		}
+		start = time.Now()
+		if err := l.WaitN(bg, "k", 3); err != nil || time.Since(start) != 200*time.Millisecond {
+			t.Fatalf("WaitN(3) after a refund = %v after %v, want 200ms (one token refilled, two to come)", err, time.Since(start))
+		}
+
+		// A deadline before the tokens: an error at once, nothing booked.
+		ctx, cancel = context.WithTimeout(bg, 100*time.Millisecond)
+		defer cancel()
+		start = time.Now()
+		if err := l.WaitN(ctx, "k", 3); err == nil || time.Since(start) != 0 {
+			t.Fatalf("WaitN past the deadline = %v after %v, want an error at once", err, time.Since(start))
+		}
+		start = time.Now()
+		if err := l.Wait(bg, "k"); err != nil || time.Since(start) != 100*time.Millisecond {
+			t.Fatalf("Wait after a refused booking = %v after %v, want 100ms", err, time.Since(start))
+		}
+	})
+}
+
+func ExampleLimiter_Wait() {
+	store := memory.New()
+	defer store.Close()
+	// A third-party API allows 5 calls a second: call it no faster.
+	api, _ := ratelimit.New(store, ratelimit.PerSecond(5), ratelimit.WithName("partner-api"))
+	for range 3 {
+		if err := api.Wait(context.Background(), "calls"); err != nil {
+			return
+		}
+		// call the API
+	}
+	fmt.Println("3 calls within the budget")
+	// Output: 3 calls within the budget
+}
