@@ -107,6 +107,9 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	if err := l.setPolicies(limit, c.policies); err != nil {
 		return nil, err
 	}
+	if err := l.checkCalendars(); err != nil {
+		return nil, err
+	}
 	if c.timeout > 0 {
 		l.budget = newBudget(c.timeout)
 	}

@@ -35,6 +35,8 @@ type env struct {
 	exact bool
 	// algo is the algorithm of a case that runs once for each.
 	algo ratelimit.Algorithm
+	// at reads the controlled clock; nil in real time.
+	at func() time.Time
 }
 
 // allow calls AllowN with a background context and fails the test on error.
@@ -121,8 +123,12 @@ func runCase(t *testing.T, c testCase, newEnv func(t *testing.T) *env) {
 // time, on limits loose enough for a loaded machine.
 func Run(t *testing.T, newStore func(t *testing.T) ratelimit.Store) {
 	all := cases()
-	if isMulti(newStore(t)) {
+	probe := newStore(t)
+	if isMulti(probe) {
 		all = append(all, multiCases()...)
+	}
+	if isCalendars(probe) {
+		all = append(all, calendarCases()...)
 	}
 	for _, c := range all {
 		if c.clock {
@@ -155,6 +161,10 @@ func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, fu
 	if multi {
 		all = append(all, multiCases()...)
 	}
+	calendars := isCalendars(probe)
+	if calendars {
+		all = append(all, calendarCases()...)
+	}
 	for _, c := range all {
 		if c.realTime {
 			continue
@@ -169,6 +179,10 @@ func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, fu
 				defer mu.Unlock()
 				now = now.Add(d)
 				set(now)
+			}, at: func() time.Time {
+				mu.Lock()
+				defer mu.Unlock()
+				return now
 			}}
 		})
 	}
@@ -183,6 +197,17 @@ func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, fu
 			t.Parallel()
 			store, set := newStore(t)
 			n := windowOracle(t, store, set, start, a, cfg.timelines, 500)
+			t.Logf("compared %d decisions", n)
+		})
+	}
+	for _, c := range []ratelimit.Calendar{ratelimit.Day, ratelimit.Month} {
+		if !calendars {
+			break
+		}
+		t.Run("calendar/"+c.String()+" quotas equal a brute-force model", func(t *testing.T) {
+			t.Parallel()
+			store, set := newStore(t)
+			n := calendarOracle(t, store, set, start, c, max(1, cfg.timelines/2), 200)
 			t.Logf("compared %d decisions", n)
 		})
 	}
