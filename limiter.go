@@ -40,6 +40,7 @@ type Limiter struct {
 	instances  int
 	debts      *debtLedger  // the fallback's admissions, charged to the store
 	lastAnswer atomic.Int64 // when the store last answered, in Unix ns; with a fallback
+	blocks     *blockList   // WithBlock's; nil without
 
 	observer     Observer
 	dryRun       bool
@@ -118,6 +119,9 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	}
 	if l.fallback != nil {
 		l.debts = newDebtLedger(DefaultDenyCacheKeys)
+	}
+	if c.blockFor > 0 {
+		l.blocks = newBlockList(c.blockFor, DefaultDenyCacheKeys)
 	}
 	if l.breaker != nil && l.observer.BreakerChange != nil {
 		change, name := l.observer.BreakerChange, l.name

@@ -32,9 +32,10 @@ type config struct {
 	instances  int
 	observer   Observer
 	dryRun     bool
-	keySecret  []byte // WithKeySecret
-	plainKeys  bool   // WithPlainKeys
-	ownKeys    bool   // WithKeyFunc, or a policy with a KeyFunc of its own
+	keySecret  []byte        // WithKeySecret
+	plainKeys  bool          // WithPlainKeys
+	ownKeys    bool          // WithKeyFunc, or a policy with a KeyFunc of its own
+	blockFor   time.Duration // WithBlock
 }
 
 // WithKeyFunc sets how requests are keyed; the default is [KeyByIP]().

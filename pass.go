@@ -104,9 +104,15 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 		p.takes[i].N, p.owed[i] = n, 0
 	}
 	var now time.Time
-	if l.denies != nil || l.breaker != nil {
+	if l.denies != nil || l.breaker != nil || l.blocks != nil {
 		now = l.now()
+		if l.blocks != nil && l.blocked(p, now) { // block.go
+			return l.summarize(p, outcome{source: FromDenyCache})
+		}
 		if l.denies != nil && l.cachedDenial(p, now) {
+			if l.blocks != nil { // the deny cache speaks for the store
+				l.blockDenied(p, now)
+			}
 			return l.summarize(p, outcome{source: FromDenyCache})
 		}
 	}
@@ -138,6 +144,9 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 			for i, t := range p.takes {
 				l.denies.record(t.Key, t.N, now, p.results[i])
 			}
+		}
+		if l.blocks != nil {
+			l.blockDenied(p, now)
 		}
 		o := l.summarize(p, outcome{latency: latency})
 		if l.debts != nil {

@@ -130,6 +130,9 @@ func Run(t *testing.T, newStore func(t *testing.T) ratelimit.Store) {
 	if isCalendars(probe) {
 		all = append(all, calendarCases()...)
 	}
+	if isResetter(probe) {
+		all = append(all, resetCases()...)
+	}
 	for _, c := range all {
 		if c.clock {
 			continue
@@ -164,6 +167,9 @@ func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, fu
 	calendars := isCalendars(probe)
 	if calendars {
 		all = append(all, calendarCases()...)
+	}
+	if isResetter(probe) {
+		all = append(all, resetCases()...)
 	}
 	for _, c := range all {
 		if c.realTime {
