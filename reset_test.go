@@ -96,7 +96,7 @@ func TestBlockAfterDenial(t *testing.T) {
 		allowed(t, l, "acct", true)
 		allowed(t, l, "acct", true)
 		allowed(t, l, "acct", false) // blocked from here
-		clock.Add(time.Minute)      // the budget is full again, the block holds
+		clock.Add(time.Minute)       // the budget is full again, the block holds
 		res := allowed(t, l, "acct", false)
 		if res.RetryAfter != 9*time.Minute || res.Remaining != 0 {
 			t.Fatalf("blocked: %+v, want RetryAfter 9m", res)
