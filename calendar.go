@@ -136,7 +136,11 @@ func (l Limit) zoneName() string {
 // that does not decide them.
 func (l *Limiter) checkCalendars() error {
 	for _, p := range l.policies {
-		if p.limit.Calendar == NoCalendar {
+		calendar := p.limit.Calendar != NoCalendar
+		for _, pl := range p.plans {
+			calendar = calendar || pl.limit.Calendar != NoCalendar
+		}
+		if !calendar {
 			continue
 		}
 		if !decidesCalendars(l.store) {

@@ -31,6 +31,9 @@ type Limiter struct {
 	headers  HeaderStyle
 	skip     func(*http.Request) bool
 	allNames []string // RateLimit-Policy of every policy, with several
+	// planLists is allNames for each plan name, with several policies
+	// and plans (plans.go).
+	planLists map[string][]string
 
 	failClosed bool
 	budget     *budget // the store call's time budget; nil for none
@@ -149,6 +152,10 @@ func (l *Limiter) Policies() []Policy {
 	out := make([]Policy, len(l.policies))
 	for i, p := range l.policies {
 		out[i] = Policy{Name: p.name, Limit: p.limit, Key: p.key}
+		for _, pl := range p.plans {
+			out[i].Limit = Limit{}
+			out[i].Plans = append(out[i].Plans, Plan{Name: pl.name, Limit: pl.limit})
+		}
 	}
 	return out
 }

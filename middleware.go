@@ -119,7 +119,14 @@ func (l *Limiter) AllowN(ctx context.Context, key string, n int) (Result, error)
 		if err != nil {
 			return Result{}, err
 		}
-		p.takes[i] = Take{Key: sk, Limit: pol.limit}
+		limit, _, err := pol.limitFor(ctx) // plans.go
+		if err != nil {
+			return Result{}, err
+		}
+		p.takes[i] = Take{Key: sk, Limit: limit}
+	}
+	if l.planLists != nil {
+		p.plan = PlanFrom(ctx)
 	}
 	o := l.run(ctx, n, p)
 	if l.observer.Decision != nil {

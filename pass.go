@@ -32,6 +32,7 @@ type outcome struct {
 	source  Source
 	err     error         // the KeyFunc's, the cost's or the store's (also when the fallback decided)
 	latency time.Duration // of the store call; 0 if there was none
+	plan    string        // the request's plan, with several policies and plans
 }
 
 // pass holds a decision's takes and results, one per policy; passes are
@@ -42,6 +43,7 @@ type pass struct {
 	shared  []Take // the fallback's
 	owed    []int  // the debt each take pays the store (debt.go)
 	n       int    // the request's cost
+	plan    string // the plan the request's context names, with plans
 }
 
 var passes = sync.Pool{New: func() any { return new(pass) }}
@@ -76,7 +78,14 @@ func (l *Limiter) keyRequest(r *http.Request, keyFunc KeyFunc, p *pass) error {
 		if err != nil {
 			return err
 		}
-		p.takes[i] = Take{Key: sk, Limit: pol.limit}
+		limit, _, err := pol.limitFor(r.Context()) // plans.go
+		if err != nil {
+			return err
+		}
+		p.takes[i] = Take{Key: sk, Limit: limit}
+	}
+	if l.planLists != nil {
+		p.plan = PlanFrom(r.Context())
 	}
 	return nil
 }
@@ -208,6 +217,7 @@ func (l *Limiter) cachedDenial(p *pass, now time.Time) bool {
 // allowed, and the headers describe the most constraining.
 func (l *Limiter) summarize(p *pass, o outcome) outcome {
 	o.end = decided
+	o.plan = p.plan
 	o.best = mostConstraining(p.results)
 	o.res = p.results[o.best]
 	for _, r := range p.results {

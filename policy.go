@@ -19,6 +19,10 @@ type Policy struct {
 	// Key keys the policy's budget; nil means the limiter's KeyFunc, so
 	// that every policy counts the same client.
 	Key KeyFunc
+	// Plans, if set, are the policy's limits, one per plan, in place of
+	// Limit (which must then be zero): a request is decided under the plan
+	// its context names ([WithPlan]); see [Plan].
+	Plans []Plan
 }
 
 // WithPolicy adds a policy to the limiter; see [Policy]. The limit given
@@ -34,7 +38,11 @@ func WithPolicy(p Policy) Option {
 		if !validName(p.Name) {
 			return fmt.Errorf("ratelimit: WithPolicy(%q): want a name of 1 to 64 letters, digits, '.', '_' or '-'", p.Name)
 		}
-		if err := p.Limit.Validate(); err != nil {
+		if len(p.Plans) > 0 {
+			if err := validatePlans(p); err != nil {
+				return fmt.Errorf("ratelimit: WithPolicy(%q): %w", p.Name, err)
+			}
+		} else if err := p.Limit.Validate(); err != nil {
 			return fmt.Errorf("ratelimit: WithPolicy(%q): %w", p.Name, err)
 		}
 		if err := keyFuncError(p.Key); err != nil {
@@ -59,7 +67,8 @@ type policy struct {
 	space  *keyspace
 	keys   *keyCache
 	values headerValues
-	alone  []string // {name}: the violated policies when it alone denies
+	alone  []string  // {name}: the violated policies when it alone denies
+	plans  []planned // Policy.Plans; nil without (plans.go)
 }
 
 // storeKey is the key under which the policy keeps the budget of the
@@ -99,6 +108,12 @@ func (l *Limiter) setPolicies(limit Limit, extra []Policy) error {
 	for i := range l.policies {
 		p := &l.policies[i]
 		p.keys = newKeyCache()
+		if i > 0 && len(extra[i-1].Plans) > 0 {
+			p.setPlans(extra[i-1].Plans)
+			for _, pl := range p.plans {
+				l.maxCost = min(l.maxCost, pl.limit.Capacity())
+			}
+		}
 		p.values = newHeaderValues(p.name, p.limit)
 		p.alone = []string{p.name}
 		l.maxCost = min(l.maxCost, p.limit.Capacity())
@@ -107,6 +122,7 @@ func (l *Limiter) setPolicies(limit Limit, extra []Policy) error {
 	if len(l.policies) > 1 {
 		l.allNames = []string{strings.Join(all, ", ")}
 	}
+	l.setPlanLists()
 	return nil
 }
 

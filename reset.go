@@ -40,12 +40,18 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 		if err != nil {
 			return err
 		}
-		if err := r.Reset(ctx, sk, pol.limit); err != nil {
-			return fmt.Errorf("ratelimit: Reset: policy %q: %w", pol.name, err)
+		limits := []Limit{pol.limit} // and every plan's: their algorithms may differ
+		for _, pl := range pol.plans {
+			limits = append(limits, pl.limit)
 		}
-		if fr, ok := l.fallback.(Resetter); ok {
-			if err := fr.Reset(ctx, sk, share(pol.limit, l.instances)); err != nil {
-				return fmt.Errorf("ratelimit: Reset: policy %q: fallback: %w", pol.name, err)
+		for _, limit := range limits {
+			if err := r.Reset(ctx, sk, limit); err != nil {
+				return fmt.Errorf("ratelimit: Reset: policy %q: %w", pol.name, err)
+			}
+			if fr, ok := l.fallback.(Resetter); ok {
+				if err := fr.Reset(ctx, sk, share(limit, l.instances)); err != nil {
+					return fmt.Errorf("ratelimit: Reset: policy %q: fallback: %w", pol.name, err)
+				}
 			}
 		}
 		if l.denies != nil {
