@@ -41,9 +41,10 @@ type Limiter struct {
 	denies     *denyCache
 	fallback   Store // Local
 	instances  int
-	debts      *debtLedger  // the fallback's admissions, charged to the store
-	lastAnswer atomic.Int64 // when the store last answered, in Unix ns; with a fallback
-	blocks     *blockList   // WithBlock's; nil without
+	debts      *debtLedger           // the fallback's admissions, charged to the store
+	lastAnswer atomic.Int64          // when the store last answered, in Unix ns; with a fallback
+	blocks     *blockList            // WithBlock's; nil without
+	countIf    func(status int) bool // WithCountIf's (charge.go)
 
 	observer     Observer
 	dryRun       bool
@@ -99,6 +100,7 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 		instances:  c.instances,
 		observer:   c.observer,
 		dryRun:     c.dryRun,
+		countIf:    c.countIf,
 		now:        time.Now,
 	}
 	if c.name != "" {

@@ -32,10 +32,11 @@ type config struct {
 	instances  int
 	observer   Observer
 	dryRun     bool
-	keySecret  []byte        // WithKeySecret
-	plainKeys  bool          // WithPlainKeys
-	ownKeys    bool          // WithKeyFunc, or a policy with a KeyFunc of its own
-	blockFor   time.Duration // WithBlock
+	keySecret  []byte                // WithKeySecret
+	plainKeys  bool                  // WithPlainKeys
+	ownKeys    bool                  // WithKeyFunc, or a policy with a KeyFunc of its own
+	blockFor   time.Duration         // WithBlock
+	countIf    func(status int) bool // WithCountIf
 }
 
 // WithKeyFunc sets how requests are keyed; the default is [KeyByIP]().
