@@ -127,3 +127,52 @@ func (l *Limiter) serveCounted(next http.Handler, w http.ResponseWriter, r *http
 	}()
 	next.ServeHTTP(sw, r)
 }
+
+// WithCharges lets the limiter take costs known only after the response,
+// such as an LLM call's tokens, with [Limiter.Charge].
+func WithCharges() Option {
+	return func(c *config) error { c.charges = true; return nil }
+}
+
+// ErrNoCharges is returned by [Limiter.Charge] on a limiter made without
+// [WithCharges].
+var ErrNoCharges = errors.New("ratelimit: Charge needs WithCharges")
+
+// Charge takes n more tokens of key's budget under every policy, after
+// the fact: what a request used once the handler knew (tokens, bytes,
+// rows). It makes no store call, so it is cheap, cannot fail halfway, and
+// is not lost when the client disconnects: the charge becomes the key's
+// debt, at most each policy's capacity, which the key's next requests
+// through this limiter pay with their own tokens, in the same store call;
+// a request whose budget cannot pay its cost and the debt is denied, so the
+// key waits its debt out as an x/time/rate reservation goes negative. A
+// charge is counted once, on this app server (its debt is paid by the
+// requests it decides; route a key to one server, or charge where it is
+// decided, for a fleet to see it at once). The headers of the charged
+// request, sent already, do not show it; those of the requests that pay
+// it do. key is the client key, as for [Limiter.AllowN]; policies with
+// plans read the plan from ctx.
+func (l *Limiter) Charge(ctx context.Context, key string, n int) error {
+	if l.debts == nil || !l.charges {
+		return ErrNoCharges
+	}
+	if key == "" {
+		return ErrEmptyKey
+	}
+	if n < 0 {
+		return ErrInvalidCost
+	}
+	for i := range l.policies {
+		pol := &l.policies[i]
+		sk, err := pol.storeKey(key)
+		if err != nil {
+			return err
+		}
+		limit, _, err := pol.limitFor(ctx)
+		if err != nil {
+			return err
+		}
+		l.debts.add(sk, n, limit.Capacity())
+	}
+	return nil
+}

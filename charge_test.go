@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -113,5 +114,38 @@ func TestCountStatus(t *testing.T) {
 	}
 	if _, err := ratelimit.New(memory.New(), ratelimit.PerSecond(1), ratelimit.WithCountIf(nil)); err == nil {
 		t.Fatal("WithCountIf(nil) accepted")
+	}
+}
+
+// TestChargeLeavesBoundedDebt: a charge past the budget is paid by the
+// key's next requests, which wait it out; it is bounded by the capacity.
+func TestChargeLeavesBoundedDebt(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	l := clocked(t, clock, false, ratelimit.PerMinute(10), ratelimit.WithCharges())
+	ctx := context.Background()
+	allowed(t, l, "llm", true) // 9 left
+	if err := l.Charge(ctx, "llm", 500); err != nil {
+		t.Fatal(err)
+	}
+	// The debt is 10 (the capacity): the next request needs 1 + 9 tokens.
+	allowed(t, l, "llm", false)
+	clock.Add(6 * time.Second) // one token: 10 in the bucket
+	if res := allowed(t, l, "llm", true); res.Remaining != 0 {
+		t.Fatalf("Remaining %d, want 0: the request paid 9 of the debt", res.Remaining)
+	}
+	clock.Add(6 * time.Second) // one token, owed
+	allowed(t, l, "llm", false)
+	clock.Add(6 * time.Second)
+	allowed(t, l, "llm", true) // the debt is paid
+	other := allowed(t, l, "other", true)
+	if other.Remaining != 9 {
+		t.Fatalf("another key: Remaining %d", other.Remaining)
+	}
+	noCharges := clocked(t, clock, false, ratelimit.PerMinute(10))
+	if err := noCharges.Charge(ctx, "llm", 1); !errors.Is(err, ratelimit.ErrNoCharges) {
+		t.Fatalf("Charge without WithCharges = %v", err)
+	}
+	if err := l.Charge(ctx, "llm", -1); !errors.Is(err, ratelimit.ErrInvalidCost) {
+		t.Fatalf("Charge(-1) = %v", err)
 	}
 }

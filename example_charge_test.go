@@ -1,6 +1,7 @@
 package ratelimit_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -52,4 +53,29 @@ func ExampleLimiter_Count() {
 	// Output:
 	// 401
 	// 429
+}
+
+func ExampleLimiter_Charge() {
+	// 1,000 LLM tokens a minute per customer: a call passes if the budget
+	// has room for one, and is charged what it used once it is done.
+	store := memory.New()
+	defer store.Close()
+	llm, _ := ratelimit.New(store, ratelimit.PerMinute(1000), ratelimit.WithName("llm"), ratelimit.WithCharges())
+	ctx := context.Background()
+	res, _ := llm.Allow(ctx, "customer-9")
+	fmt.Println(res.Allowed)
+	llm.Charge(ctx, "customer-9", 1200-1) // the call used 1,200 tokens
+	res, _ = llm.Allow(ctx, "customer-9") // the debt is paid first: wait
+	fmt.Println(res.Allowed)
+	// Output:
+	// true
+	// false
+}
+
+func ExampleWithCharges() {
+	store := memory.New()
+	defer store.Close()
+	_, err := ratelimit.New(store, ratelimit.PerMinute(1000), ratelimit.WithCharges())
+	fmt.Println(err)
+	// Output: <nil>
 }

@@ -45,6 +45,7 @@ type Limiter struct {
 	lastAnswer atomic.Int64          // when the store last answered, in Unix ns; with a fallback
 	blocks     *blockList            // WithBlock's; nil without
 	countIf    func(status int) bool // WithCountIf's (charge.go)
+	charges    bool                  // WithCharges (charge.go)
 
 	observer     Observer
 	dryRun       bool
@@ -101,6 +102,7 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 		observer:   c.observer,
 		dryRun:     c.dryRun,
 		countIf:    c.countIf,
+		charges:    c.charges,
 		now:        time.Now,
 	}
 	if c.name != "" {
@@ -122,7 +124,7 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	if c.denyKeys > 0 {
 		l.denies = newDenyCache(c.denyKeys)
 	}
-	if l.fallback != nil {
+	if l.fallback != nil || c.charges {
 		l.debts = newDebtLedger(DefaultDenyCacheKeys)
 	}
 	if c.blockFor > 0 {

@@ -37,6 +37,7 @@ type config struct {
 	ownKeys    bool                  // WithKeyFunc, or a policy with a KeyFunc of its own
 	blockFor   time.Duration         // WithBlock
 	countIf    func(status int) bool // WithCountIf
+	charges    bool                  // WithCharges
 }
 
 // WithKeyFunc sets how requests are keyed; the default is [KeyByIP]().
