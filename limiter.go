@@ -34,6 +34,9 @@ type Limiter struct {
 	// planLists is allNames for each plan name, with several policies
 	// and plans (plans.go).
 	planLists map[string][]string
+	// funcPolicies: a policy has a LimitFunc, so RateLimit-Policy names
+	// the most constraining policy alone (limitfunc.go).
+	funcPolicies bool
 
 	failClosed bool
 	budget     *budget // the store call's time budget; nil for none

@@ -97,6 +97,9 @@ func (pol *policy) setPlans(plans []Plan) {
 // limitFor returns the limit of policy pol for a request of ctx, and its
 // plan's index (-1 without plans).
 func (pol *policy) limitFor(ctx context.Context) (Limit, int, error) {
+	if pol.limitFunc != nil {
+		return pol.funcLimit(ctx) // limitfunc.go
+	}
 	if pol.plans == nil {
 		return pol.limit, -1, nil
 	}
@@ -133,6 +136,9 @@ func (pol *policy) planned(l Limit) *planned {
 // valuesFor returns the header values of the policy for a result under
 // limit l: its plan's, with plans.
 func (pol *policy) valuesFor(l Limit) *headerValues {
+	if pol.limitFunc != nil {
+		return pol.funcHeaderValues(l)
+	}
 	for i := range pol.plans {
 		if pol.plans[i].limit == l {
 			return &pol.plans[i].values
