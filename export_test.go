@@ -1,6 +1,9 @@
 package ratelimit
 
-import "net/http"
+import (
+	"net/http"
+	"time"
+)
 
 // DenyCacheLen returns how many denials l's deny cache holds.
 func DenyCacheLen(l *Limiter) int {
@@ -33,3 +36,6 @@ func (l *Limiter) Check(r *http.Request) (Result, error) {
 	o := l.run(r.Context(), n, p)
 	return o.res, o.err
 }
+
+// SetClock makes l read its clock (deny cache, breaker, blocks) from now.
+func SetClock(l *Limiter, now func() time.Time) { l.now = now }

@@ -130,6 +130,10 @@ func share(limit Limit, instances int) Limit {
 		limit.Period *= time.Duration(instances) // Rate per instances·Period: exact
 		return limit
 	}
+	if limit.Calendar != NoCalendar { // its windows are the calendar's: at least one per window
+		limit.Rate = max(limit.Rate/instances, 1)
+		return limit
+	}
 	if limit.Rate >= instances {
 		limit.Rate /= instances
 		if limit.Burst > 0 {

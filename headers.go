@@ -170,9 +170,12 @@ func retryAfterSeconds(d time.Duration) int64 { return max(1, ceilSeconds(d)) }
 // constraining policy, with several policies RateLimit-Policy listing them
 // all, and Retry-After if retry.
 func (l *Limiter) writeHeaders(h http.Header, o outcome, retry bool) {
-	l.policies[o.best].values.writeHeaders(h, l.headers, o.res, retry)
-	if l.allNames != nil && (l.headers == HeadersIETF || l.headers == HeadersBoth) {
+	l.policies[o.best].valuesFor(o.res.Limit).writeHeaders(h, l.headers, o.res, retry)
+	if l.allNames != nil && !l.funcPolicies && (l.headers == HeadersIETF || l.headers == HeadersBoth) {
 		h[headerPolicy] = l.allNames
+		if list, ok := l.planLists[o.plan]; ok {
+			h[headerPolicy] = list
+		}
 	}
 }
 
@@ -183,7 +186,7 @@ func (l *Limiter) writeHeaders(h http.Header, o outcome, retry bool) {
 func (l *Limiter) WriteHeaders(h http.Header, res Result) {
 	o := outcome{res: res}
 	for i := range l.policies {
-		if l.policies[i].limit == res.Limit {
+		if l.policies[i].limit == res.Limit || l.policies[i].planOf(res.Limit) != "" {
 			o.best = i
 			break
 		}

@@ -31,6 +31,12 @@ type Limiter struct {
 	headers  HeaderStyle
 	skip     func(*http.Request) bool
 	allNames []string // RateLimit-Policy of every policy, with several
+	// planLists is allNames for each plan name, with several policies
+	// and plans (plans.go).
+	planLists map[string][]string
+	// funcPolicies: a policy has a LimitFunc, so RateLimit-Policy names
+	// the most constraining policy alone (limitfunc.go).
+	funcPolicies bool
 
 	failClosed bool
 	budget     *budget // the store call's time budget; nil for none
@@ -38,8 +44,11 @@ type Limiter struct {
 	denies     *denyCache
 	fallback   Store // Local
 	instances  int
-	debts      *debtLedger  // the fallback's admissions, charged to the store
-	lastAnswer atomic.Int64 // when the store last answered, in Unix ns; with a fallback
+	debts      *debtLedger           // the fallback's admissions, charged to the store
+	lastAnswer atomic.Int64          // when the store last answered, in Unix ns; with a fallback
+	blocks     *blockList            // WithBlock's; nil without
+	countIf    func(status int) bool // WithCountIf's (charge.go)
+	charges    bool                  // WithCharges (charge.go)
 
 	observer     Observer
 	dryRun       bool
@@ -96,6 +105,8 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 		instances:  c.instances,
 		observer:   c.observer,
 		dryRun:     c.dryRun,
+		countIf:    c.countIf,
+		charges:    c.charges,
 		now:        time.Now,
 	}
 	if c.name != "" {
@@ -108,6 +119,9 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	if err := l.setPolicies(limit, c.policies); err != nil {
 		return nil, err
 	}
+	if err := l.checkCalendars(); err != nil {
+		return nil, err
+	}
 	if c.timeout > 0 {
 		l.budget = newBudget(c.timeout)
 	}
@@ -115,8 +129,11 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	if c.denyKeys > 0 {
 		l.denies = newDenyCache(c.denyKeys)
 	}
-	if l.fallback != nil {
+	if l.fallback != nil || c.charges {
 		l.debts = newDebtLedger(DefaultDenyCacheKeys)
+	}
+	if c.blockFor > 0 {
+		l.blocks = newBlockList(c.blockFor, DefaultDenyCacheKeys)
 	}
 	if l.breaker != nil && l.observer.BreakerChange != nil {
 		change, name := l.observer.BreakerChange, l.name
@@ -144,6 +161,10 @@ func (l *Limiter) Policies() []Policy {
 	out := make([]Policy, len(l.policies))
 	for i, p := range l.policies {
 		out[i] = Policy{Name: p.name, Limit: p.limit, Key: p.key}
+		for _, pl := range p.plans {
+			out[i].Limit = Limit{}
+			out[i].Plans = append(out[i].Plans, Plan{Name: pl.name, Limit: pl.limit})
+		}
 	}
 	return out
 }

@@ -11,9 +11,14 @@ import (
 // that [Limiter.Admit] admits.
 func (l *Limiter) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if l.Admit(w, r) {
-			next.ServeHTTP(w, r)
+		if !l.Admit(w, r) {
+			return
 		}
+		if l.countIf != nil {
+			l.serveCounted(next, w, r) // charge.go
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -43,7 +48,12 @@ func (l *Limiter) AdmitWithKeyFunc(w http.ResponseWriter, r *http.Request, keyFu
 		if l.cost != nil {
 			n = l.cost(r)
 		}
-		o = l.runShaped(r.Context(), n, p)
+		if l.countIf != nil { // a report now, the cost after the response (charge.go)
+			o = l.run(r.Context(), 0, p)
+			l.checkRoom(p, &o, n)
+		} else {
+			o = l.runShaped(r.Context(), n, p)
+		}
 		if l.observer.Decision != nil {
 			l.observe(r, p, o)
 		}
@@ -119,7 +129,14 @@ func (l *Limiter) AllowN(ctx context.Context, key string, n int) (Result, error)
 		if err != nil {
 			return Result{}, err
 		}
-		p.takes[i] = Take{Key: sk, Limit: pol.limit}
+		limit, _, err := pol.limitFor(ctx) // plans.go
+		if err != nil {
+			return Result{}, err
+		}
+		p.takes[i] = Take{Key: sk, Limit: limit}
+	}
+	if l.planLists != nil {
+		p.plan = PlanFrom(ctx)
 	}
 	o := l.run(ctx, n, p)
 	if l.observer.Decision != nil {

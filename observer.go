@@ -67,6 +67,7 @@ func (s Source) String() string {
 type Decision struct {
 	Limiter   string        // the limiter's name ([WithName]), "default" without one
 	Policy    string        // the limit's policy name, as in the IETF headers
+	Plan      string        // the plan of a policy with plans ([Plan]), else ""; Policy is then "policy.plan"
 	Outcome   Outcome       // allowed, denied, would deny (dry run), error
 	Source    Source        // who decided
 	Limit     Limit         // the limit decided under
@@ -158,6 +159,12 @@ func (l *Limiter) observePolicy(r *http.Request, i int, key string, res Result, 
 		d.Outcome = DryRunDenied
 	default:
 		d.Outcome = Denied
+	}
+	if pol.limitFunc != nil && res.Limit != (Limit{}) {
+		d.Limit = res.Limit // the policy label stays the policy's
+	}
+	if pl := pol.planned(res.Limit); pl != nil {
+		d.Policy, d.Plan, d.Limit = pl.full, pl.name, pl.limit // "api.pro", "pro"
 	}
 	if l.observer.Keys {
 		d.Key = key

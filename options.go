@@ -32,9 +32,12 @@ type config struct {
 	instances  int
 	observer   Observer
 	dryRun     bool
-	keySecret  []byte // WithKeySecret
-	plainKeys  bool   // WithPlainKeys
-	ownKeys    bool   // WithKeyFunc, or a policy with a KeyFunc of its own
+	keySecret  []byte                // WithKeySecret
+	plainKeys  bool                  // WithPlainKeys
+	ownKeys    bool                  // WithKeyFunc, or a policy with a KeyFunc of its own
+	blockFor   time.Duration         // WithBlock
+	countIf    func(status int) bool // WithCountIf
+	charges    bool                  // WithCharges
 
 	maxDelay time.Duration // WithMaxDelay (shaping.go)
 	lease    time.Duration // WithLease (inflight.go)

@@ -32,6 +32,7 @@ type outcome struct {
 	source  Source
 	err     error         // the KeyFunc's, the cost's or the store's (also when the fallback decided)
 	latency time.Duration // of the store call; 0 if there was none
+	plan    string        // the request's plan, with several policies and plans
 }
 
 // pass holds a decision's takes and results, one per policy; passes are
@@ -44,6 +45,7 @@ type pass struct {
 	n       int    // the request's cost
 
 	booking Reservation // a shaping limiter's booking (shaping.go)
+	plan    string      // the plan the request's context names, with plans
 }
 
 var passes = sync.Pool{New: func() any { return new(pass) }}
@@ -78,7 +80,14 @@ func (l *Limiter) keyRequest(r *http.Request, keyFunc KeyFunc, p *pass) error {
 		if err != nil {
 			return err
 		}
-		p.takes[i] = Take{Key: sk, Limit: pol.limit}
+		limit, _, err := pol.limitFor(r.Context()) // plans.go
+		if err != nil {
+			return err
+		}
+		p.takes[i] = Take{Key: sk, Limit: limit}
+	}
+	if l.planLists != nil {
+		p.plan = PlanFrom(r.Context())
 	}
 	return nil
 }
@@ -106,9 +115,15 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 		p.takes[i].N, p.owed[i] = n, 0
 	}
 	var now time.Time
-	if l.denies != nil || l.breaker != nil {
+	if l.denies != nil || l.breaker != nil || l.blocks != nil {
 		now = l.now()
+		if l.blocks != nil && l.blocked(p, now) { // block.go
+			return l.summarize(p, outcome{source: FromDenyCache})
+		}
 		if l.denies != nil && l.cachedDenial(p, now) {
+			if l.blocks != nil { // the deny cache speaks for the store
+				l.blockDenied(p, now)
+			}
 			return l.summarize(p, outcome{source: FromDenyCache})
 		}
 	}
@@ -140,6 +155,9 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 			for i, t := range p.takes {
 				l.denies.record(t.Key, t.N, now, p.results[i])
 			}
+		}
+		if l.blocks != nil {
+			l.blockDenied(p, now)
 		}
 		o := l.summarize(p, outcome{latency: latency})
 		if l.debts != nil {
@@ -204,6 +222,7 @@ func (l *Limiter) cachedDenial(p *pass, now time.Time) bool {
 // allowed, and the headers describe the most constraining.
 func (l *Limiter) summarize(p *pass, o outcome) outcome {
 	o.end = decided
+	o.plan = p.plan
 	o.best = mostConstraining(p.results)
 	o.res = p.results[o.best]
 	for _, r := range p.results {

@@ -1,8 +1,11 @@
 package ratelimit
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Policy is one more named limit of a [Limiter], beside the one given to
@@ -19,6 +22,14 @@ type Policy struct {
 	// Key keys the policy's budget; nil means the limiter's KeyFunc, so
 	// that every policy counts the same client.
 	Key KeyFunc
+	// Plans, if set, are the policy's limits, one per plan, in place of
+	// Limit (which must then be zero): a request is decided under the plan
+	// its context names ([WithPlan]); see [Plan].
+	Plans []Plan
+	// LimitFunc, if set, returns the policy's limit per request, for limits
+	// that live in a database (Limit and Plans must then be zero); see
+	// [Policy.LimitFunc]'s notes in plans.go.
+	LimitFunc func(ctx context.Context) (Limit, error)
 }
 
 // WithPolicy adds a policy to the limiter; see [Policy]. The limit given
@@ -34,7 +45,15 @@ func WithPolicy(p Policy) Option {
 		if !validName(p.Name) {
 			return fmt.Errorf("ratelimit: WithPolicy(%q): want a name of 1 to 64 letters, digits, '.', '_' or '-'", p.Name)
 		}
-		if err := p.Limit.Validate(); err != nil {
+		if p.LimitFunc != nil {
+			if p.Limit != (Limit{}) || len(p.Plans) > 0 {
+				return fmt.Errorf("ratelimit: WithPolicy(%q): a LimitFunc takes the place of Limit and Plans: leave them zero", p.Name)
+			}
+		} else if len(p.Plans) > 0 {
+			if err := validatePlans(p); err != nil {
+				return fmt.Errorf("ratelimit: WithPolicy(%q): %w", p.Name, err)
+			}
+		} else if err := p.Limit.Validate(); err != nil {
 			return fmt.Errorf("ratelimit: WithPolicy(%q): %w", p.Name, err)
 		}
 		if err := keyFuncError(p.Key); err != nil {
@@ -59,7 +78,13 @@ type policy struct {
 	space  *keyspace
 	keys   *keyCache
 	values headerValues
-	alone  []string // {name}: the violated policies when it alone denies
+	alone  []string  // {name}: the violated policies when it alone denies
+	plans  []planned // Policy.Plans; nil without (plans.go)
+	// limitFunc is Policy.LimitFunc, and funcValues the header values of
+	// the limits it returned (limitfunc.go).
+	limitFunc  func(context.Context) (Limit, error)
+	funcValues *sync.Map
+	funcCount  *atomic.Int64
 }
 
 // storeKey is the key under which the policy keeps the budget of the
@@ -99,14 +124,28 @@ func (l *Limiter) setPolicies(limit Limit, extra []Policy) error {
 	for i := range l.policies {
 		p := &l.policies[i]
 		p.keys = newKeyCache()
+		if i > 0 && extra[i-1].LimitFunc != nil {
+			p.limitFunc, p.limit = extra[i-1].LimitFunc, PerSecond(1) // a placeholder for String and Policies
+			p.funcValues, p.funcCount = new(sync.Map), new(atomic.Int64)
+			l.funcPolicies = true
+		}
+		if i > 0 && len(extra[i-1].Plans) > 0 {
+			p.setPlans(extra[i-1].Plans)
+			for _, pl := range p.plans {
+				l.maxCost = min(l.maxCost, pl.limit.Capacity())
+			}
+		}
 		p.values = newHeaderValues(p.name, p.limit)
 		p.alone = []string{p.name}
-		l.maxCost = min(l.maxCost, p.limit.Capacity())
+		if p.limitFunc == nil { // its limits are checked by the store, per request
+			l.maxCost = min(l.maxCost, p.limit.Capacity())
+		}
 		all[i] = p.values.policy[0]
 	}
 	if len(l.policies) > 1 {
 		l.allNames = []string{strings.Join(all, ", ")}
 	}
+	l.setPlanLists()
 	return nil
 }
 

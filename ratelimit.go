@@ -100,6 +100,12 @@ type Limit struct {
 	// after a quiet spell. 0 means Rate. The window algorithms ignore it.
 	Burst     int
 	Algorithm Algorithm // TokenBucket by default
+	// Calendar, with the FixedWindow algorithm, aligns the windows to
+	// calendar days or months in Zone instead of multiples of Period; see
+	// [PerDay] and [PerMonth].
+	Calendar Calendar
+	// Zone is the time zone of a Calendar's days; nil is UTC.
+	Zone *time.Location
 }
 
 // PerSecond returns a token-bucket Limit of n requests per second, burst n.
@@ -145,7 +151,7 @@ func (l Limit) Validate() error {
 	case l.Algorithm == SlidingLog && l.Rate > MaxSlidingLogRate:
 		return fmt.Errorf("%w: sliding log rate %d is above %d", ErrInvalidLimit, l.Rate, MaxSlidingLogRate)
 	}
-	return nil
+	return l.validateCalendar()
 }
 
 // fillTime is how long a token bucket takes to fill from empty,
@@ -196,8 +202,11 @@ func (l Limit) Capacity() int {
 func (l Limit) PerSecondRate() float64 { return float64(l.Rate) / l.Period.Seconds() }
 
 // String describes l, such as "100 per 1m" or "10 per 1s, burst 20" or
-// "5 per 1h (sliding log)".
+// "5 per 1h (sliding log)", or for a calendar quota "1000 per day (Europe/Berlin)".
 func (l Limit) String() string {
+	if l.Calendar != NoCalendar {
+		return strconv.Itoa(l.Rate) + " per " + l.Calendar.String() + " (" + l.zoneName() + ")"
+	}
 	s := strconv.Itoa(l.Rate) + " per " + formatPeriod(l.Period)
 	if l.Algorithm == TokenBucket && l.Burst > 0 && l.Burst != l.Rate {
 		s += ", burst " + strconv.Itoa(l.Burst)

@@ -11,6 +11,10 @@
 //	go run ./example -outbound 10    # 10 calls to a stub API within 2 a second
 //
 //	for i in $(seq 12); do curl -si localhost:8080/ | head -n 1; done
+//	curl -si -H 'X-API-Key: pro-acme' localhost:8080/api/items   # plan pro
+//	curl -si -H 'X-API-Key: k1' localhost:8080/api/items         # plan free
+//	for i in $(seq 6); do curl -s -d account=ann -d password=guess localhost:8080/login; done
+//	curl -s -XPOST 'localhost:8080/admin/reset?account=ann'
 //	curl -s localhost:8080/metrics | grep ratelimit_requests_total
 package main
 
@@ -43,7 +47,12 @@ func main() {
 	dryRun := flag.Bool("dry-run", false, "decide and report every request, but refuse none")
 	instances := flag.Int("instances", 1, "with -redis: app servers sharing Redis; while it fails, each enforces limit/instances locally")
 	calls := flag.Int("outbound", 0, "make this many calls to a local stub API through a budget of 2 a second (shared through -redis), then exit")
+	timezone := flag.String("timezone", "Europe/Berlin", "the IANA time zone whose midnight resets the daily quota of /api/")
 	flag.Parse()
+	zone, err := time.LoadLocation(*timezone)
+	if err != nil {
+		log.Fatalf("-timezone: %v", err)
+	}
 
 	store, storeName, err := newStore(*redisAddr)
 	if err != nil {
@@ -70,7 +79,7 @@ func main() {
 		// While Redis fails, decide locally with a share of each limit.
 		fallback = memory.New(memory.WithMaxKeys(1_000_000))
 	}
-	s, err := app(config{store: store, rulesFile: *rulesFile, dryRun: *dryRun, fallback: fallback, instances: *instances, keySecret: keySecret})
+	s, err := app(config{store: store, rulesFile: *rulesFile, dryRun: *dryRun, fallback: fallback, instances: *instances, keySecret: keySecret, zone: zone})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -94,7 +103,8 @@ type config struct {
 	dryRun    bool
 	fallback  ratelimit.Store // nil: none
 	instances int
-	keySecret []byte // empty: none (the memory store makes its own)
+	keySecret []byte         // empty: none (the memory store makes its own)
+	zone      *time.Location // of the daily quota; nil is UTC
 }
 
 // reloadOnHangUp reloads the rules from path on every SIGHUP, logging what
@@ -140,7 +150,7 @@ func app(c config) (*served, error) {
 	s := &served{}
 	var handler http.Handler
 	if c.rulesFile == "" {
-		handler, s.limits, err = routes(c.store, opts...)
+		handler, s.limits, err = routes(c.store, c.zone, opts...)
 	} else {
 		s.rules, err = routesFromFile(c.store, c.rulesFile, opts...)
 		if err == nil {
@@ -172,20 +182,16 @@ func newStore(redisFlag string) (ratelimit.Store, string, error) {
 
 // routes builds the example's handler: one limiter per route, sharing
 // store, and a description of their limits.
-func routes(store ratelimit.Store, opts ...ratelimit.Option) (http.Handler, string, error) {
+func routes(store ratelimit.Store, zone *time.Location, opts ...ratelimit.Option) (http.Handler, string, error) {
 	home, err := ratelimit.New(store, ratelimit.PerMinute(10), append(opts, ratelimit.WithName("home"))...)
 	if err != nil {
 		return nil, "", err
 	}
-	// 60 per minute per API key (else per address), and whatever keys it
-	// invents, no address gets more than 120 per minute.
-	api, err := ratelimit.New(store, ratelimit.PerMinute(60), append(opts,
-		ratelimit.WithName("api"),
-		ratelimit.WithKeyFunc(ratelimit.FirstOf(ratelimit.KeyByHeader("X-API-Key"), ratelimit.KeyByIP())),
-		ratelimit.WithPolicy(ratelimit.Policy{Name: "api-per-ip", Limit: ratelimit.PerMinute(120), Key: ratelimit.KeyByIP()}),
-		ratelimit.WithHeaders(ratelimit.HeadersBoth),
-		ratelimit.WithDenyHandler(ratelimit.ProblemJSON()),
-	)...)
+	api, err := newAPI(store, zone, opts...) // products.go: plans and a daily quota
+	if err != nil {
+		return nil, "", err
+	}
+	login, err := newLogin(store, opts...) // failed attempts only
 	if err != nil {
 		return nil, "", err
 	}
@@ -204,12 +210,15 @@ func routes(store ratelimit.Store, opts ...ratelimit.Option) (http.Handler, stri
 	mux := http.NewServeMux()
 	mux.Handle("GET /report", report)
 	mux.Handle("GET /{$}", home.Handler(text("hello\n")))
-	mux.Handle("GET /api/", api.Handler(text(`{"items":[]}`+"\n")))
+	mux.Handle("GET /api/", withPlan(api.Handler(text(`{"items":[]}`+"\n"))))
+	mux.Handle("POST /login", limitBody(4096, login.Handler(loginHandler)))
+	mux.Handle("POST /admin/reset", resetHandler(api, login))
 	mux.Handle("GET /export", export.Handler(text("a,b,c\n")))
 	mux.Handle("GET /healthz", text("ok\n")) // not limited
 	limits := strings.Join([]string{
 		"GET / " + home.String() + " per IP",
-		"GET /api/ " + api.String() + " (per X-API-Key, else per IP; per IP)",
+		"GET /api/ " + api.String() + " (per IP; per X-API-Key, else per IP, by plan)",
+		"POST /login " + login.String() + " failed attempts per account, then blocked 15m",
 		"GET /export " + export.String() + " per IP, 5 a request",
 		"GET /report 2 at once per IP",
 	}, ", ")

@@ -15,8 +15,8 @@ var (
 	fileFields    = []string{"trusted_proxies", "client_ip_header", "trust_unix_socket", "defaults", "rules"}
 	settingFields = []string{"key", "cost", "headers", "dry_run", "on_error", "timeout", "problem_json", "deny_cache", "breaker"}
 	defaultFields = append([]string{"algorithm"}, settingFields...)
-	limitFields   = []string{"name", "rate", "period", "burst", "algorithm", "key"}
-	ruleFields    = append([]string{"name", "match", "rate", "period", "burst", "algorithm", "key", "limits"}, settingFields[1:]...)
+	limitFields   = []string{"name", "rate", "period", "timezone", "burst", "algorithm", "key"}
+	ruleFields    = append([]string{"name", "match", "rate", "period", "timezone", "burst", "algorithm", "key", "limits"}, settingFields[1:]...)
 	breakerFields = []string{"failures", "cool_down"}
 )
 

@@ -59,9 +59,12 @@
 //     request goes through the limiter of the most specific rule that
 //     matches it, as ServeMux would route it, or through none (but see
 //     Paths below).
-//   - limits: a list of {name, rate, period, burst, algorithm, key}, all
-//     of which a request must pass, all or nothing (see below). rate and
-//     period are required; period as in time.ParseDuration; burst is for the
+//   - limits: a list of {name, rate, period, timezone, burst, algorithm,
+//     key}, all of which a request must pass, all or nothing (see below).
+//     rate and period are required; period as in time.ParseDuration, or
+//     day or month for a quota that resets at midnight (of the first of the
+//     month) in timezone, an IANA name such as Europe/Berlin (UTC when
+//     absent; see ratelimit.PerDay), counted in a fixed window; burst is for the
 //     token bucket only (default 0, which means rate); algorithm is
 //     token-bucket (the default), fixed-window, sliding-window or
 //     sliding-log; key (default the rule's) keys that limit alone, such as
@@ -69,9 +72,9 @@
 //     may be named. The first limit's name, the rule's name if it has none,
 //     names the rule's limiter: its namespace in the store, and the limiter
 //     and policy in headers and metrics; no other rule may go by it. The
-//     others are named as given, else rule-period ("api-1h"), then "-2",
+//     others are named as given, else rule-period ("api-1h", "api-day"), then "-2",
 //     "-3" if that is taken.
-//   - rate, period, burst, algorithm: shorthand for a one-limit list; a
+//   - rate, period, timezone, burst, algorithm: shorthand for a one-limit list; a
 //     rule gives these or limits, not both.
 //   - key: ip, user, route, header:NAME, or parts joined with "+" such as
 //     route+ip; a list means the first the request has. Default ip. user

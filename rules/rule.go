@@ -16,7 +16,7 @@ import (
 )
 
 // shorthand are the rule fields that stand for a one-limit list.
-var shorthand = []string{"rate", "period", "burst", "algorithm"}
+var shorthand = []string{"rate", "period", "burst", "algorithm", "timezone"}
 
 // rule parses the index-th rule, n, over the defaults in proto.
 func (p *parser) rule(n *yaml.Node, index int, proto Rule, alg ratelimit.Algorithm) (Rule, error) {
@@ -108,7 +108,7 @@ func (p *parser) rule(n *yaml.Node, index int, proto Rule, alg ratelimit.Algorit
 // limit parses the fields of one limit.
 func (p *parser) limit(n *yaml.Node, fields []pair, at place, alg ratelimit.Algorithm) (Limit, error) {
 	l := Limit{Limit: ratelimit.Limit{Algorithm: alg}}
-	var rate, period, burst *yaml.Node
+	var rate, period, burst, algorithm, timezone *yaml.Node
 	var err error
 	for _, f := range fields {
 		fat := at.in(f.name)
@@ -122,11 +122,17 @@ func (p *parser) limit(n *yaml.Node, fields []pair, at place, alg ratelimit.Algo
 			l.Limit.Rate, err = p.integer(f.value, fat)
 		case "period":
 			period = f.value
-			l.Limit.Period, err = p.duration(f.value, fat)
+			if l.Limit.Calendar = calendarPeriod(f.value); l.Limit.Calendar == ratelimit.NoCalendar {
+				l.Limit.Period, err = p.duration(f.value, fat)
+			}
+		case "timezone":
+			timezone = f.value
+			l.Limit.Zone, err = p.zone(f.value, fat)
 		case "burst":
 			burst = f.value
 			l.Limit.Burst, err = p.integer(f.value, fat)
 		case "algorithm":
+			algorithm = f.value
 			l.Limit.Algorithm, err = choice(p, f.value, fat, algorithmNames, algorithms)
 		case "key":
 			l.Key, err = p.key(f.value, fat)
@@ -140,7 +146,13 @@ func (p *parser) limit(n *yaml.Node, fields []pair, at place, alg ratelimit.Algo
 		return Limit{}, p.fail(n, at.in("rate"), "required")
 	case period == nil:
 		return Limit{}, p.fail(n, at.in("period"), "required")
-	case burst != nil && l.Limit.Algorithm != ratelimit.TokenBucket:
+	case timezone != nil && l.Limit.Calendar == ratelimit.NoCalendar:
+		return Limit{}, p.fail(timezone, at.in("timezone"), "only a period of day or month has a time zone")
+	}
+	if err := p.calendar(&l.Limit, algorithm, at); err != nil {
+		return Limit{}, err
+	}
+	if burst != nil && l.Limit.Algorithm != ratelimit.TokenBucket {
 		return Limit{}, p.fail(burst, at.in("burst"), "only the token bucket has a burst, not the %v", l.Limit.Algorithm)
 	}
 	if err := l.Limit.Validate(); err != nil {
@@ -182,6 +194,9 @@ func (p *parser) nameLimits(r *Rule, limits *pair, at place) error {
 			continue
 		}
 		base := r.Name + "-" + formatPeriod(l.Limit.Period)
+		if l.Limit.Calendar != ratelimit.NoCalendar {
+			base = r.Name + "-" + l.Limit.Calendar.String() // "api-day"
+		}
 		if len(base) > 60 {
 			base = base[:60]
 		}

@@ -17,16 +17,14 @@ func windowStart(now, period int64) int64 {
 	return start
 }
 
-// fixedWindow is the fixed window counter: at most Rate per aligned window.
+// fixedWindow is the fixed window counter: at most Rate per aligned window
+// (a calendar limit's days or months: see fixedBounds).
 // The cell keeps the count in at and the window's end in exp, after which
 // the count no longer matters; an end beyond the int64 range is saturated,
 // which still tells the current window from the others, as only the
 // window that holds now can end there. store/redis/window.lua mirrors it.
 func fixedWindow(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cell, ratelimit.Result) {
-	period := int64(l.Period)
-	start := windowStart(now, period)
-	end := addSat(start, period)
-	left := time.Duration(period - (now - start)) // until the window ends
+	end, left := fixedBounds(now, l) // a calendar limit's day or month, else aligned to the period
 	count := c.at
 	if fresh || c.exp != end {
 		count = 0 // another window's count

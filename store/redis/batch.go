@@ -198,6 +198,8 @@ func (s *Store) send(batch []*pending) {
 		switch {
 		case err != nil:
 			p.err = err
+		case rows[i][0] == missed:
+			p.err = errMissedWindow
 		case rows[i][0] < 0:
 			p.err = ErrLate
 		default:

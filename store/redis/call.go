@@ -18,7 +18,8 @@ type onceCmd struct{ *goredis.Cmd }
 // NoRetry tells go-redis not to retry the command.
 func (onceCmd) NoRetry() bool { return true }
 
-// row is one take's reply: allowed (1, 0, or -1 for late), remaining,
+// row is one take's reply: allowed (1, 0, -1 for late, or -2 for a
+// calendar window Redis's clock is not in: see calendar.go), remaining,
 // retry-after µs, reset-after µs.
 type row [4]int64
 
@@ -51,6 +52,9 @@ func (s *Store) eval(ctx context.Context, sc *script, args []any, rows []row) er
 	}
 	if s.now == nil {
 		s.skew.observe(now, sent, time.Now())
+		if missedWindow(rows) {
+			s.skew.set(now, sent)
+		}
 	}
 	return nil
 }

@@ -31,6 +31,12 @@ func (s *Store) AllowAll(ctx context.Context, takes []ratelimit.Take, results []
 	if len(takes) == 0 {
 		return ctx.Err()
 	}
+	return s.allowAll(ctx, takes, results, false)
+}
+
+// allowAll is AllowAll after its checks; resent is set when the takes go a
+// second time, around Redis's clock (see calendar.go).
+func (s *Store) allowAll(ctx context.Context, takes []ratelimit.Take, results []ratelimit.Result, resent bool) error {
 	if s.sharded {
 		tag := slotTag(afterNamespace(takes[0].Key))
 		for i := 1; i < len(takes); i++ {
@@ -54,6 +60,9 @@ func (s *Store) AllowAll(ctx context.Context, takes []ratelimit.Take, results []
 	rows := make([]row, k)
 	if err := s.eval(ctx, s.scripts.multi, args, rows); err != nil {
 		return err
+	}
+	if missedWindow(rows) && !resent {
+		return s.allowAll(ctx, takes, results, true) // nothing was taken
 	}
 	if rows[0][0] < 0 {
 		return ErrLate

@@ -73,6 +73,9 @@ const maxCachedLimits = 1024
 // limitArgs returns the script arguments that depend only on l: the refill
 // rate per second (as a string, exact), the capacity and the period in µs.
 func (s *Store) limitArgs(l ratelimit.Limit) [3]any {
+	if l.Calendar != ratelimit.NoCalendar {
+		return s.calendarArgs(l) // they change with the time
+	}
 	s.argsMu.RLock()
 	a, ok := s.args[l]
 	s.argsMu.RUnlock()
@@ -181,6 +184,12 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 	if s.client == nil {
 		return ratelimit.Result{}, ErrNilClient
 	}
+	return s.allowN(ctx, key, limit, n, false)
+}
+
+// allowN is AllowN after its checks; resent is set when the take goes a
+// second time, around Redis's clock (see calendar.go).
+func (s *Store) allowN(ctx context.Context, key string, limit ratelimit.Limit, n int, resent bool) (ratelimit.Result, error) {
 	tag := slotTag(afterNamespace(key))
 	p := newPending()
 	p.ctx = ctx
@@ -189,5 +198,8 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 	p.deadline = s.deadlineArg(ctx)
 	res, err := s.decide(s.batcherFor(&tag), p)
 	p.free()
+	if err == errMissedWindow && !resent { // nothing was taken: once more, around Redis's clock
+		return s.allowN(ctx, key, limit, n, true)
+	}
 	return res, err
 }

@@ -50,3 +50,12 @@ func (k *skew) deadline(d time.Time) (int64, bool) {
 	}
 	return d.UnixMicro() + k.offset.Load(), true
 }
+
+// set takes the TIME a script returned (µs) for a call sent at sent as the
+// offset, whatever it was: after a calendar window Redis's clock was not
+// in, when the two clocks are a window apart (a stepped clock, a test's).
+func (k *skew) set(redisNow int64, sent time.Time) {
+	k.offset.Store(redisNow - sent.UnixMicro())
+	k.at.Store(time.Now().UnixMicro())
+	k.known.Store(true)
+}

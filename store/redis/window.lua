@@ -1,11 +1,41 @@
 -- window.lua: the fixed window counter's decision, after prelude.lua.
 -- Mirrors fixedWindow in store/memory/window.go, in microseconds.
+-- Windows of a calendar limit come from the app: see calendarStop.
 --
 -- v  the end of the counted window (µs) and its count: with struct, the
 --    byte 1 and two doubles; else the string "end:count"
+-- A calendar limit (calendar.go) comes with a negative rate, -(cur·2^22 +
+-- nxt): cur and nxt the seconds of the app's current window and of the
+-- next, and period the end of the current window (µs since the epoch).
+-- Redis's clock picks the window: the one before, the app's, or the next;
+-- nil if it holds none (clocks a window apart): the take is then answered
+-- -2, takes nothing, and the store sends it again around Redis's clock.
+local function calendarStop(packed, stop, now)
+  local cur, nxt = math.floor(packed / 4194304) * 1000000, (packed % 4194304) * 1000000
+  if now < stop - cur - cur / 2 then
+    return nil
+  elseif now < stop - cur then
+    return stop - cur -- the window before ends where the app's starts
+  elseif now < stop then
+    return stop
+  elseif now < stop + nxt then
+    return stop + nxt
+  end
+  return nil
+end
+
 local function window(v, rate, capacity, n, period, now, slack)
-  -- windows are aligned to multiples of the period since the epoch
-  local stop = now - now % period + period
+  -- windows are aligned to multiples of the period since the epoch, or to
+  -- a calendar's days or months
+  local stop
+  if rate < 0 then
+    stop = calendarStop(-rate, period, now)
+    if not stop then
+      return -2, 0, 0, 0, nil, nil
+    end
+  else
+    stop = now - now % period + period
+  end
   local count = 0
   if v then
     local e, c

@@ -41,6 +41,8 @@ type env struct {
 	algo ratelimit.Algorithm
 	// step is the reservation cases' clock, in steps of d since the start.
 	step int
+	// clock reads the controlled clock; nil in real time.
+	clock func() time.Time
 }
 
 // allow calls AllowN with a background context and fails the test on error.
@@ -134,6 +136,12 @@ func Run(t *testing.T, newStore func(t *testing.T) ratelimit.Store) {
 	if isReserver(probe) {
 		all = append(all, reserveCases()...)
 	}
+	if isCalendars(probe) {
+		all = append(all, calendarCases()...)
+	}
+	if isResetter(probe) {
+		all = append(all, resetCases()...)
+	}
 	for _, c := range all {
 		if c.clock {
 			continue
@@ -169,6 +177,13 @@ func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, fu
 	if reserver {
 		all = append(all, reserveCases()...)
 	}
+	calendars := isCalendars(probe)
+	if calendars {
+		all = append(all, calendarCases()...)
+	}
+	if isResetter(probe) {
+		all = append(all, resetCases()...)
+	}
 	for _, c := range all {
 		if c.realTime {
 			continue
@@ -183,6 +198,10 @@ func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, fu
 				defer mu.Unlock()
 				now = now.Add(d)
 				set(now)
+			}, clock: func() time.Time {
+				mu.Lock()
+				defer mu.Unlock()
+				return now
 			}}
 		})
 	}
@@ -197,6 +216,17 @@ func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, fu
 			t.Parallel()
 			store, set := newStore(t)
 			n := windowOracle(t, store, set, start, a, cfg.timelines, 500)
+			t.Logf("compared %d decisions", n)
+		})
+	}
+	for _, c := range []ratelimit.Calendar{ratelimit.Day, ratelimit.Month} {
+		if !calendars {
+			break
+		}
+		t.Run("calendar/"+c.String()+" quotas equal a brute-force model", func(t *testing.T) {
+			t.Parallel()
+			store, set := newStore(t)
+			n := calendarOracle(t, store, set, start, c, max(1, cfg.timelines/2), 200)
 			t.Logf("compared %d decisions", n)
 		})
 	}

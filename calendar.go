@@ -1,0 +1,154 @@
+package ratelimit
+
+import (
+	"fmt"
+	"time"
+)
+
+// Calendar aligns the windows of a [FixedWindow] limit to calendar days or
+// months in a time zone, for quotas such as "1,000 requests per day": the
+// budget is whole again at midnight of the limit's Zone (or on the first of
+// the month), and a day of a daylight-saving change is 23 or 25 hours long.
+// The zero value, [NoCalendar], aligns windows to multiples of the Period
+// since the Unix epoch.
+type Calendar int
+
+const (
+	// NoCalendar is the plain fixed window, aligned to multiples of Period.
+	NoCalendar Calendar = iota
+	// Day resets the budget at every midnight of the limit's Zone.
+	Day
+	// Month resets the budget at midnight of the first of every month.
+	Month
+)
+
+var calendarNames = [...]string{"none", "day", "month"}
+
+// String returns the calendar's name: "none", "day" or "month".
+func (c Calendar) String() string {
+	if c < 0 || int(c) >= len(calendarNames) {
+		return fmt.Sprintf("Calendar(%d)", int(c))
+	}
+	return calendarNames[c]
+}
+
+// nominal is the Period of a calendar limit: a day of 24 hours, a month of
+// 31 days. It names the limit in RateLimit-Policy (w); the windows are the
+// calendar's.
+func (c Calendar) nominal() time.Duration {
+	if c == Month {
+		return 31 * 24 * time.Hour
+	}
+	return 24 * time.Hour
+}
+
+// PerDay returns a quota of n requests per calendar day in zone, reset at
+// its midnight; a nil zone is UTC. Keys of one limit share its zone: "per
+// day" for each customer in the customer's own zone is one limit per zone.
+func PerDay(n int, zone *time.Location) Limit {
+	return Limit{Rate: n, Period: Day.nominal(), Algorithm: FixedWindow, Calendar: Day, Zone: zone}
+}
+
+// PerMonth returns a quota of n requests per calendar month in zone, reset
+// at midnight of the first; a nil zone is UTC.
+func PerMonth(n int, zone *time.Location) Limit {
+	return Limit{Rate: n, Period: Month.nominal(), Algorithm: FixedWindow, Calendar: Month, Zone: zone}
+}
+
+// validateCalendar checks the calendar fields of l: a known Calendar on a
+// FixedWindow with its nominal Period, and a Zone only with a Calendar.
+func (l Limit) validateCalendar() error {
+	switch {
+	case l.Calendar == NoCalendar && l.Zone != nil:
+		return fmt.Errorf("%w: a zone without a calendar", ErrInvalidLimit)
+	case l.Calendar == NoCalendar:
+		return nil
+	case l.Calendar < NoCalendar || l.Calendar > Month:
+		return fmt.Errorf("%w: unknown calendar %d", ErrInvalidLimit, int(l.Calendar))
+	case l.Algorithm != FixedWindow:
+		return fmt.Errorf("%w: a calendar %s needs the fixed window, not the %s", ErrInvalidLimit, l.Calendar, l.Algorithm)
+	case l.Period != l.Calendar.nominal():
+		return fmt.Errorf("%w: a calendar %s has the period %v, not %v (use PerDay or PerMonth)", ErrInvalidLimit, l.Calendar, l.Calendar.nominal(), l.Period)
+	}
+	return nil
+}
+
+// Window returns the window of l's [FixedWindow] that holds t, from start
+// (included) to end (excluded): a calendar day or month in l.Zone with a
+// [Calendar], else the multiple of Period since the Unix epoch. Stores
+// decide a window's count with their own clock; Window tells a caller when
+// the budget is whole again.
+func (l Limit) Window(t time.Time) (start, end time.Time) {
+	if l.Calendar == NoCalendar {
+		p := int64(l.Period)
+		if p <= 0 {
+			return t, t
+		}
+		ns := t.UnixNano()
+		s := ns - ns%p
+		if ns < 0 && ns%p != 0 {
+			s -= p
+		}
+		return time.Unix(0, s), time.Unix(0, s).Add(l.Period)
+	}
+	zone := l.Zone
+	if zone == nil {
+		zone = time.UTC
+	}
+	y, m, d := t.In(zone).Date()
+	if l.Calendar == Month {
+		start, end = time.Date(y, m, 1, 0, 0, 0, 0, zone), time.Date(y, m+1, 1, 0, 0, 0, 0, zone)
+	} else {
+		start, end = time.Date(y, m, d, 0, 0, 0, 0, zone), time.Date(y, m, d+1, 0, 0, 0, 0, zone)
+	}
+	if start.After(t) { // a midnight that the zone skipped, resolved late
+		start = t
+	}
+	return start, end
+}
+
+// Calendars is implemented by stores that align the windows of a limit
+// with a [Calendar] to its days or months, as store/memory and store/redis
+// do (Redis by its own clock, from boundaries the store sends around the
+// app's). [New] refuses a calendar limit on a store that does not say it
+// does, rather than count it in the wrong windows; a wrapper of a store
+// should forward Calendars.
+type Calendars interface {
+	// Calendars reports whether the store decides calendar limits.
+	Calendars() bool
+}
+
+// decidesCalendars reports whether s says it is [Calendars].
+func decidesCalendars(s Store) bool {
+	c, ok := s.(Calendars)
+	return ok && c.Calendars()
+}
+
+// zoneName is the name of l's Zone, "UTC" when nil.
+func (l Limit) zoneName() string {
+	if l.Zone == nil {
+		return "UTC"
+	}
+	return l.Zone.String()
+}
+
+// checkCalendars refuses calendar limits on a store, or a fallback store,
+// that does not decide them.
+func (l *Limiter) checkCalendars() error {
+	for _, p := range l.policies {
+		calendar := p.limit.Calendar != NoCalendar
+		for _, pl := range p.plans {
+			calendar = calendar || pl.limit.Calendar != NoCalendar
+		}
+		if !calendar {
+			continue
+		}
+		if !decidesCalendars(l.store) {
+			return fmt.Errorf("ratelimit: New: policy %q is a calendar quota (%v), and the store does not decide calendar windows (see Calendars)", p.name, p.limit)
+		}
+		if l.fallback != nil && !decidesCalendars(l.fallback) {
+			return fmt.Errorf("ratelimit: New: policy %q is a calendar quota (%v), and the fallback store does not decide calendar windows (see Calendars)", p.name, p.limit)
+		}
+	}
+	return nil
+}

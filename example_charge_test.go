@@ -1,0 +1,81 @@
+package ratelimit_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/store/memory"
+)
+
+func ExampleWithCountIf() {
+	// 3 failed logins an hour per address; successful ones are free.
+	store := memory.New()
+	defer store.Close()
+	limiter, _ := ratelimit.New(store, ratelimit.PerHour(3), ratelimit.WithName("login"),
+		ratelimit.WithCountIf(ratelimit.CountStatus(http.StatusUnauthorized)))
+	h := limiter.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("password") != "right" {
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	for _, password := range []string{"right", "right", "wrong", "wrong", "wrong", "right"} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("POST", "/login?password="+password, nil))
+		fmt.Print(w.Code, " ")
+	}
+	fmt.Println()
+	// Output: 200 200 401 401 401 429
+}
+
+func ExampleCountStatus() {
+	count := ratelimit.CountStatus(401, 403)
+	fmt.Println(count(401), count(200))
+	// Output: true false
+}
+
+func ExampleLimiter_Count() {
+	// An adapter that calls Admit counts the response itself.
+	store := memory.New()
+	defer store.Close()
+	limiter, _ := ratelimit.New(store, ratelimit.PerHour(1), ratelimit.WithName("login"),
+		ratelimit.WithCountIf(ratelimit.CountStatus(http.StatusUnauthorized)))
+	for range 2 {
+		w, r := httptest.NewRecorder(), httptest.NewRequest("POST", "/login", nil)
+		if limiter.Admit(w, r) {
+			w.WriteHeader(http.StatusUnauthorized) // the framework's handler
+			limiter.Count(r, http.StatusUnauthorized)
+		}
+		fmt.Println(w.Code)
+	}
+	// Output:
+	// 401
+	// 429
+}
+
+func ExampleLimiter_Charge() {
+	// 1,000 LLM tokens a minute per customer: a call passes if the budget
+	// has room for one, and is charged what it used once it is done.
+	store := memory.New()
+	defer store.Close()
+	llm, _ := ratelimit.New(store, ratelimit.PerMinute(1000), ratelimit.WithName("llm"), ratelimit.WithCharges())
+	ctx := context.Background()
+	res, _ := llm.Allow(ctx, "customer-9")
+	fmt.Println(res.Allowed)
+	llm.Charge(ctx, "customer-9", 1200-1) // the call used 1,200 tokens
+	res, _ = llm.Allow(ctx, "customer-9") // the debt is paid first: wait
+	fmt.Println(res.Allowed)
+	// Output:
+	// true
+	// false
+}
+
+func ExampleWithCharges() {
+	store := memory.New()
+	defer store.Close()
+	_, err := ratelimit.New(store, ratelimit.PerMinute(1000), ratelimit.WithCharges())
+	fmt.Println(err)
+	// Output: <nil>
+}

@@ -1,0 +1,76 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Resetter is implemented by stores that can reset one key's budget, as
+// store/memory and store/redis do: support's "unblock this customer".
+type Resetter interface {
+	// Reset makes key's budget under limit full again, as a key never
+	// seen. Arguments are checked as by [ValidateCall] (with n = 0).
+	Reset(ctx context.Context, key string, limit Limit) error
+}
+
+// ErrNoReset is returned by [Limiter.Reset] on a store that does not
+// implement [Resetter].
+var ErrNoReset = errors.New("ratelimit: the store cannot reset a key (see Resetter)")
+
+// Reset makes key's budget full again under every policy of the limiter,
+// at once, for support ("unblock this customer"): in the store, in the
+// fallback store, and on this app server its deny cache entries, block
+// ([WithBlock]) and fallback debt. key is the client key, as [Limiter.AllowN]
+// takes it (the limiter hashes and namespaces it the same way). Other app
+// servers forget their own deny cache entry and block within their
+// RetryAfter or the block's duration: the store they ask is reset. A store
+// that does not implement [Resetter] makes Reset fail with [ErrNoReset].
+func (l *Limiter) Reset(ctx context.Context, key string) error {
+	if key == "" {
+		return ErrEmptyKey
+	}
+	r, ok := l.store.(Resetter)
+	if !ok {
+		return ErrNoReset
+	}
+	for i := range l.policies {
+		pol := &l.policies[i]
+		sk, err := pol.storeKey(key)
+		if err != nil {
+			return err
+		}
+		limits := []Limit{pol.limit} // and every plan's: their algorithms may differ
+		for _, pl := range pol.plans {
+			limits = append(limits, pl.limit)
+		}
+		for _, limit := range limits {
+			if err := r.Reset(ctx, sk, limit); err != nil {
+				return fmt.Errorf("ratelimit: Reset: policy %q: %w", pol.name, err)
+			}
+			if fr, ok := l.fallback.(Resetter); ok {
+				if err := fr.Reset(ctx, sk, share(limit, l.instances)); err != nil {
+					return fmt.Errorf("ratelimit: Reset: policy %q: fallback: %w", pol.name, err)
+				}
+			}
+		}
+		if l.denies != nil {
+			l.denies.forget(sk)
+		}
+		if l.blocks != nil {
+			l.blocks.lift(sk)
+		}
+		if l.debts != nil {
+			l.debts.paid(sk, l.debts.owed(sk))
+		}
+	}
+	return nil
+}
+
+// Report returns key's budget under every policy without taking anything,
+// as AllowN(ctx, key, 0): the Result of the most constraining policy, for
+// support tools and "how much is left" endpoints. A key blocked by
+// [WithBlock] reports its block.
+func (l *Limiter) Report(ctx context.Context, key string) (Result, error) {
+	return l.AllowN(ctx, key, 0)
+}
