@@ -34,7 +34,7 @@ func ExampleStore_Reset() {
 }
 
 func ExampleStore_Calendars() {
-	var store ratelimit.Store = redisstore.New(nil)
+	var store ratelimit.Store = new(redisstore.Store)
 	c, ok := store.(ratelimit.Calendars)
 	fmt.Println(ok && c.Calendars())
 	// Output: true

@@ -100,16 +100,20 @@ func (s *Store) limitArgs(l ratelimit.Limit) [3]any {
 
 var _ ratelimit.Store = (*Store)(nil)
 
-// ErrNilClient is returned by a Store made with a nil client.
+// ErrNilClient is returned by the calls of a zero Store, which has no
+// client; [New] refuses a nil client at once.
 var ErrNilClient = errors.New("ratelimit/redis: nil client")
 
 // New returns a Store that keeps its budgets in client: a *goredis.Client,
-// *goredis.ClusterClient, *goredis.Ring or failover client.
+// *goredis.ClusterClient, *goredis.Ring or failover client. It panics on a
+// nil client (a nil interface or a nil pointer of those types), at start-up
+// rather than on every call, as the adapters' constructors do on a nil
+// limiter: a store that failed every call would fail open forever.
 func New(client goredis.UniversalClient, opts ...Option) *Store {
-	s := &Store{prefix: DefaultPrefix, scripts: &detected, batching: true}
-	if client != nil {
-		s.client = client
+	if isNil(client) {
+		panic("ratelimit/redis: New(nil): want a *goredis.Client, *goredis.ClusterClient, *goredis.Ring or failover client")
 	}
+	s := &Store{client: client, prefix: DefaultPrefix, scripts: &detected, batching: true}
 	switch client.(type) {
 	case *goredis.ClusterClient:
 		s.sharded = true
@@ -202,4 +206,20 @@ func (s *Store) allowN(ctx context.Context, key string, limit ratelimit.Limit, n
 		return s.allowN(ctx, key, limit, n, true)
 	}
 	return res, err
+}
+
+// isNil reports whether client is nil, or a nil pointer of go-redis's
+// client types.
+func isNil(client goredis.UniversalClient) bool {
+	switch c := client.(type) {
+	case nil:
+		return true
+	case *goredis.Client:
+		return c == nil
+	case *goredis.ClusterClient:
+		return c == nil
+	case *goredis.Ring:
+		return c == nil
+	}
+	return false
 }

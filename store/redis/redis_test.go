@@ -237,7 +237,25 @@ func TestUnreachableRedisFailsWithinDeadline(t *testing.T) {
 }
 
 func TestNilClientIsAnError(t *testing.T) {
-	_, err := redisstore.New(nil).AllowN(context.Background(), "k", ratelimit.PerSecond(1), 1)
+	// New refuses a nil client at start-up: a store that failed every call
+	// would fail open forever.
+	for name, client := range map[string]goredis.UniversalClient{
+		"nil":                nil,
+		"nil *Client":        (*goredis.Client)(nil),
+		"nil *ClusterClient": (*goredis.ClusterClient)(nil),
+		"nil *Ring":          (*goredis.Ring)(nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Error("New did not panic")
+				}
+			}()
+			redisstore.New(client)
+		})
+	}
+	// A zero Store, which New did not make, fails each call.
+	_, err := new(redisstore.Store).AllowN(context.Background(), "k", ratelimit.PerSecond(1), 1)
 	if !errors.Is(err, redisstore.ErrNilClient) {
 		t.Fatalf("error = %v, want ErrNilClient", err)
 	}
