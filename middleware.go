@@ -121,19 +121,12 @@ func (l *Limiter) AllowN(ctx context.Context, key string, n int) (Result, error)
 	p := l.getPass()
 	defer passes.Put(p)
 	for i := range l.policies {
-		pol := &l.policies[i]
-		if pol.key != nil {
+		if pol := &l.policies[i]; pol.key != nil {
 			return Result{}, fmt.Errorf("ratelimit: AllowN: policy %q keys requests with a KeyFunc of its own: use Admit", pol.name)
 		}
-		sk, err := pol.storeKey(key)
-		if err != nil {
+		if err := l.fillTake(ctx, p, i, key); err != nil {
 			return Result{}, err
 		}
-		limit, _, err := pol.limitFor(ctx) // plans.go
-		if err != nil {
-			return Result{}, err
-		}
-		p.takes[i] = Take{Key: sk, Limit: limit}
 	}
 	if l.planLists != nil {
 		p.plan = PlanFrom(ctx)

@@ -76,19 +76,29 @@ func (l *Limiter) keyRequest(r *http.Request, keyFunc KeyFunc, p *pass) error {
 				return err
 			}
 		}
-		sk, err := pol.storeKey(key)
-		if err != nil {
+		if err := l.fillTake(r.Context(), p, i, key); err != nil {
 			return err
 		}
-		limit, _, err := pol.limitFor(r.Context()) // plans.go
-		if err != nil {
-			return err
-		}
-		p.takes[i] = Take{Key: sk, Limit: limit}
 	}
 	if l.planLists != nil {
 		p.plan = PlanFrom(r.Context())
 	}
+	return nil
+}
+
+// fillTake makes p's take of policy i for the client key: its store key,
+// and the limit the request's context chooses (plans.go).
+func (l *Limiter) fillTake(ctx context.Context, p *pass, i int, key string) error {
+	pol := &l.policies[i]
+	sk, err := pol.storeKey(key)
+	if err != nil {
+		return err
+	}
+	limit, _, err := pol.limitFor(ctx)
+	if err != nil {
+		return err
+	}
+	p.takes[i] = Take{Key: sk, Limit: limit}
 	return nil
 }
 
