@@ -2,9 +2,6 @@ package ratelimit
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -47,7 +44,7 @@ type InFlight struct {
 	name    string
 	keyFunc KeyFunc
 	lease   time.Duration
-	secret  []byte
+	space   keyspace // the hashing of client keys, as a Limiter's
 	deny    http.Handler
 	onError func(*http.Request, error)
 	closed  bool // fail closed on store errors
@@ -55,9 +52,11 @@ type InFlight struct {
 
 // NewInFlight returns a limit of max requests of a key running at once on
 // store. Of the options it reads [WithName], [WithKeyFunc] (the client
-// address by default), [WithKeySecret] (keys are hashed with it, else
-// with SHA-256), [WithDenyHandler], [WithErrorHandler], [WithFailClosed]
-// and [WithLease].
+// address by default), [WithKeySecret] and [WithPlainKeys] (client keys
+// reach the store as a Limiter's do: addresses as they are, any other key
+// as a keyed hash; on a store that is not [Local], a KeyFunc of its own
+// needs one of the two), [WithDenyHandler], [WithErrorHandler],
+// [WithFailClosed] and [WithLease].
 func NewInFlight(store SlotStore, max int, opts ...Option) (*InFlight, error) {
 	if store == nil {
 		return nil, errors.New("ratelimit: NewInFlight: nil store")
@@ -71,11 +70,20 @@ func NewInFlight(store SlotStore, max int, opts ...Option) (*InFlight, error) {
 			return nil, err
 		}
 	}
+	local := isLocal(store)
+	if c.ownKeys && !local && c.keySecret == nil && !c.plainKeys {
+		return nil, fmt.Errorf("ratelimit: NewInFlight: %w", errNeedKeySecret)
+	}
 	f := &InFlight{store: store, max: max, name: c.name, keyFunc: c.keyFunc, lease: c.lease,
-		secret: c.keySecret, deny: c.deny, onError: c.onError, closed: c.failClosed}
+		deny: c.deny, onError: c.onError, closed: c.failClosed}
 	if f.name == "" {
 		f.name = "inflight"
 	}
+	secret := c.keySecret
+	if secret == nil && local {
+		secret = localSecret()
+	}
+	f.space = newKeyspace(f.name, secret, c.plainKeys)
 	if f.onError == nil {
 		f.onError = func(r *http.Request, err error) {
 			slog.ErrorContext(r.Context(), "ratelimit: in-flight slot not decided by the store", "limiter", f.name, "err", err)
@@ -98,19 +106,14 @@ func WithLease(d time.Duration) Option {
 }
 
 // storeKey is the store's key of a client key: the name, then the client
-// key hashed (keyed with the secret if there is one), so that a client's
-// data never reaches the store in plain text and every key has one length.
-func (f *InFlight) storeKey(key string) string {
-	var sum []byte
-	if f.secret != nil {
-		m := hmac.New(sha256.New, f.secret)
-		m.Write([]byte(key))
-		sum = m.Sum(nil)
-	} else {
-		s := sha256.Sum256([]byte(key))
-		sum = s[:]
+// part as keyspace.go makes it, so that secrets never reach the store in
+// plain text and every key is bounded.
+func (f *InFlight) storeKey(key string) (string, error) {
+	client, err := f.space.client(key)
+	if err != nil {
+		return "", err
 	}
-	return f.name + "/" + hex.EncodeToString(sum[:16])
+	return f.name + "/" + client, nil
 }
 
 // Handler returns next wrapped in the limit: next runs only with a slot of
@@ -125,7 +128,12 @@ func (f *InFlight) Handler(next http.Handler) http.Handler {
 			writeKeyError(w, err)
 			return
 		}
-		sk := f.storeKey(key)
+		sk, err := f.storeKey(key)
+		if err != nil { // ErrNoKeySecret: a key function of an adapter's, on a shared store
+			f.onError(r, err)
+			http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
+			return
+		}
 		slot, err := f.store.Acquire(r.Context(), sk, f.max, f.lease)
 		if err != nil {
 			f.onError(r, err)

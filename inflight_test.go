@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -146,16 +147,19 @@ func (*slotKeyRecorder) Renew(context.Context, string, ratelimit.Slot, time.Dura
 }
 func (*slotKeyRecorder) Release(context.Context, string, ratelimit.Slot) error { return nil }
 
-// A client's key reaches the slot store hashed: bounded in length however
-// long the header, never in plain text, and keyed with WithKeySecret.
+// A client's key reaches the slot store as a Limiter's does: a keyed hash,
+// bounded in length however long the header, never in plain text; on a
+// shared store, a KeyFunc of its own needs WithKeySecret, since an unkeyed
+// hash of an API key can be checked against a list of likely keys.
 func TestInFlightKeysAreHashed(t *testing.T) {
-	for _, secret := range [][]byte{nil, []byte("sixteen byte secret!")} {
+	if _, err := ratelimit.NewInFlight(&slotKeyRecorder{}, 1, ratelimit.WithName("export"),
+		ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Key"))); !errors.Is(err, ratelimit.ErrBadConfig) {
+		t.Fatalf("NewInFlight on a shared store without a secret: %v, want ErrBadConfig", err)
+	}
+	for _, secret := range [][]byte{[]byte("sixteen byte secret!"), []byte("another 16-byte secret")} {
 		rec := &slotKeyRecorder{}
-		opts := []ratelimit.Option{ratelimit.WithName("export"), ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Key"))}
-		if secret != nil {
-			opts = append(opts, ratelimit.WithKeySecret(secret))
-		}
-		f, err := ratelimit.NewInFlight(rec, 1, opts...)
+		f, err := ratelimit.NewInFlight(rec, 1, ratelimit.WithName("export"),
+			ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Key")), ratelimit.WithKeySecret(secret))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,8 +171,8 @@ func TestInFlightKeysAreHashed(t *testing.T) {
 			t.Fatalf("%d keys reached the store, want 2", len(rec.keys))
 		}
 		for _, k := range rec.keys {
-			if len(k) != len("export/")+32 || strings.Contains(k, "api-key") || strings.Contains(k, "xxxx") {
-				t.Fatalf("store key %q: want export/ and 32 hex digits", k)
+			if len(k) != len("export/h:")+22 || !strings.HasPrefix(k, "export/h:") || strings.Contains(k, "api-key") || strings.Contains(k, "xxxx") {
+				t.Fatalf("store key %q: want export/h: and 22 characters of a keyed hash", k)
 			}
 		}
 		if rec.keys[0] == rec.keys[1] {

@@ -77,7 +77,7 @@ type Local interface {
 }
 
 // isLocal reports whether s says it is [Local].
-func isLocal(s Store) bool {
+func isLocal(s any) bool {
 	l, ok := s.(Local)
 	return ok && l.Local()
 }

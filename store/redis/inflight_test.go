@@ -61,7 +61,8 @@ const (
 func newInFlight(t *testing.T, addr, pfx string) *ratelimit.InFlight {
 	c := goredis.NewClient(&goredis.Options{Addr: addr})
 	f, err := ratelimit.NewInFlight(redisstore.New(c, redisstore.WithPrefix(pfx)), 2,
-		ratelimit.WithName("export"), ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Key")), ratelimit.WithLease(childLease))
+		ratelimit.WithName("export"), ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Key")), ratelimit.WithLease(childLease),
+		ratelimit.WithKeySecret([]byte("both instances' secret"))) // one secret: one slot store key
 	if err != nil {
 		t.Fatal(err)
 	}
