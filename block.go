@@ -1,26 +1,29 @@
 package ratelimit
 
 import (
+	"context"
 	"fmt"
-	"hash/maphash"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
 // WithBlock blocks a key for d once a policy denies it: every request of
-// the key is then denied, without asking the store, until d has passed
-// since the denial, whatever its budget (login protection: a client that
-// guessed 5 wrong passwords waits 15 minutes, not until the next token).
-// The block is kept by the app server that saw the denial, for at most
-// [DefaultDenyCacheKeys] keys (more are not blocked, only limited); the
-// denial itself comes from the store, shared by the fleet, so each app
-// server blocks the key on its first request there. Retry-After and the
-// headers of a blocked request tell the block's end, and it is answered as
-// the deny cache answers (Source FromDenyCache). [Limiter.Reset] lifts it.
-// A denial of the store or of the deny cache (which speaks for the store)
-// starts a block; one of the fallback store does not, and a blocked
-// request does not extend its block. d must be positive.
+// the key is then denied until d has passed since the denial, whatever its
+// budget (login protection: a client that guessed 5 wrong passwords waits
+// 15 minutes, not until the next token).
+//
+// The block is kept in the store, beside the key's budget, so that every
+// app server of a fleet sharing the store sees it at once: it is a budget
+// of its own, one request per d ([SlidingLog]), under the key's client part
+// in the namespace "<policy's namespace>!" (names hold no '!'; on Redis
+// Cluster it shares the key's slot). Each decision reads it with the
+// budget, in the same store call ([AllowAll]: one script call on Redis);
+// a denial that starts a block makes one more call, to start it. The
+// requests of a blocked key still spend its budget, and a blocked request
+// does not extend the block. Retry-After and the headers of a blocked
+// request tell the block's end, and the deny cache keeps the denial for as
+// long. [Limiter.Reset] lifts the block. A denial of the fallback store
+// starts no block. d must be positive; WithBlock does not combine with
+// [WithMaxDelay] (a shaped request waits, it is not denied).
 func WithBlock(d time.Duration) Option {
 	return func(c *config) error {
 		if d <= 0 {
@@ -31,114 +34,82 @@ func WithBlock(d time.Duration) Option {
 	}
 }
 
-// blockList remembers, per store key, until when it is blocked (Unix ns).
-// It is bounded like the debt ledger: when full, new blocks are dropped
-// (the key is still limited).
-type blockList struct {
-	d      time.Duration
-	seed   maphash.Seed
-	count  atomic.Int64 // keys blocked, or were: 0 spares every lookup
-	shards [debtShards]blockShard
+// blockLimit is the limit of a block's budget: one request per d, taken
+// when the block starts; the key is blocked while it holds none.
+func blockLimit(d time.Duration) Limit {
+	return Limit{Rate: 1, Period: d, Algorithm: SlidingLog}
 }
 
-type blockShard struct {
-	mu  sync.Mutex
-	m   map[string]int64
-	max int
-	_   [40]byte
+// blockKey is the store key of the block of client key raw under the
+// policy: its client part in the namespace of the policy's blocks.
+func (p *policy) blockKey(raw string) (string, error) {
+	_, full, err := p.blocks.storeKey(raw, p.blockParts)
+	return full, err
 }
 
-func newBlockList(d time.Duration, maxKeys int) *blockList {
-	b := &blockList{d: d, seed: maphash.MakeSeed()}
-	for i := range b.shards {
-		b.shards[i].max = max(1, maxKeys/debtShards)
+func (p *policy) blockParts(raw string) (client, full string, err error) {
+	if client, err = p.space.client(raw); err != nil {
+		return "", "", err
 	}
-	return b
+	return client, p.prefix[:len(p.prefix)-1] + "!/" + client, nil
 }
 
-func (b *blockList) shard(key string) *blockShard {
-	return &b.shards[maphash.String(b.seed, key)%debtShards]
+// fillBlock makes p's take of policy i's block for the client key: a
+// report (n = 0) of the block's budget, decided with the request's takes.
+func (l *Limiter) fillBlock(p *pass, i int, key string) error {
+	bk, err := l.policies[i].blockKey(key)
+	if err != nil {
+		return err
+	}
+	p.all[len(p.takes)+i] = Take{Key: bk, Limit: l.blockLimit}
+	return nil
 }
 
-// block blocks key from now for the list's duration.
-func (b *blockList) block(key string, now time.Time) {
-	sh := b.shard(key)
-	until := now.Add(b.d).UnixNano()
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if _, ok := sh.m[key]; !ok {
-		if len(sh.m) >= sh.max {
-			for k, u := range sh.m { // drop the blocks that ended
-				if u <= now.UnixNano() {
-					delete(sh.m, k)
-					b.count.Add(-1)
-				}
-			}
-			if len(sh.m) >= sh.max {
-				return
-			}
+// applyBlocks completes the results of p, which the store answered with
+// its blocks' reports: a take whose key is blocked is denied until the
+// block's end, and a take the store denied starts a block.
+func (l *Limiter) applyBlocks(ctx context.Context, p *pass) {
+	n := len(p.takes)
+	for i := range p.takes {
+		res, block := &p.results[i], &p.allRes[n+i]
+		switch {
+		case block.Remaining == 0: // blocked
+			*res = Result{Limit: res.Limit, RetryAfter: block.ResetAfter, ResetAfter: max(res.ResetAfter, block.ResetAfter)}
+		case !res.Allowed && p.takes[i].N > 0:
+			l.startBlock(ctx, p, i)
 		}
-		if sh.m == nil {
-			sh.m = make(map[string]int64)
-		}
-		b.count.Add(1)
-	}
-	sh.m[key] = until
-}
-
-// until returns how long key stays blocked after now, or 0.
-func (b *blockList) until(key string, now time.Time) time.Duration {
-	if b.count.Load() == 0 {
-		return 0
-	}
-	sh := b.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	u, ok := sh.m[key]
-	if !ok {
-		return 0
-	}
-	if left := u - now.UnixNano(); left > 0 {
-		return time.Duration(left)
-	}
-	delete(sh.m, key)
-	b.count.Add(-1)
-	return 0
-}
-
-// lift ends key's block.
-func (b *blockList) lift(key string) {
-	sh := b.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if _, ok := sh.m[key]; ok {
-		delete(sh.m, key)
-		b.count.Add(-1)
 	}
 }
 
-// blocked reports whether a take of p is blocked at now, and writes the
-// results as the deny cache does: the blocks, and a full budget for the
-// others.
-func (l *Limiter) blocked(p *pass, now time.Time) bool {
-	denied := false
+// startBlock starts the block of p's take i, which the store denied, and
+// makes its result wait for the block's end: one store call, within the
+// time budget; if it fails, the denial stands alone.
+func (l *Limiter) startBlock(ctx context.Context, p *pass, i int) {
+	bt, res := &p.all[len(p.takes)+i], &p.results[i]
+	if _, err := allowWithin(ctx, l.budget, l.store, bt.Key, bt.Limit, 1); err == nil {
+		res.RetryAfter, res.ResetAfter = max(res.RetryAfter, bt.Limit.Period), max(res.ResetAfter, bt.Limit.Period)
+	}
+}
+
+// recordBlocked tells the deny cache of p's results, with blocks: only
+// denials, which are the store's and have started their block, never the
+// prediction that an emptied key is denied (which would be a denial that
+// starts no block).
+func (l *Limiter) recordBlocked(p *pass, now time.Time) {
 	for i, t := range p.takes {
-		if left := l.blocks.until(t.Key, now); left > 0 {
-			p.results[i], denied = Result{Limit: t.Limit, RetryAfter: left, ResetAfter: left}, true
+		if res := p.results[i]; res.Allowed {
+			l.denies.forget(t.Key)
 		} else {
-			p.results[i] = Result{Allowed: true, Limit: t.Limit, Remaining: t.Limit.Capacity()}
+			l.denies.put(t.Key, t.N, now, res)
 		}
 	}
-	return denied
 }
 
-// blockDenied blocks the keys of the takes of p that the store denied,
-// and makes their results wait for the block.
-func (l *Limiter) blockDenied(p *pass, now time.Time) {
-	for i, t := range p.takes {
-		if res := &p.results[i]; !res.Allowed && t.N > 0 {
-			l.blocks.block(t.Key, now)
-			res.RetryAfter, res.ResetAfter = max(res.RetryAfter, l.blocks.d), max(res.ResetAfter, l.blocks.d)
-		}
+// liftBlock ends the block of client key under policy i.
+func (l *Limiter) liftBlock(ctx context.Context, r Resetter, i int, key string) error {
+	bk, err := l.policies[i].blockKey(key)
+	if err != nil {
+		return err
 	}
+	return r.Reset(ctx, bk, l.blockLimit)
 }

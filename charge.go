@@ -3,130 +3,8 @@ package ratelimit
 import (
 	"context"
 	"errors"
-	"net/http"
-	"slices"
-	"sync"
+	"math"
 )
-
-// WithCountIf counts only the responses for which count(status) is true,
-// such as failed logins (401, 403) on a login route: a request passes if
-// each policy still has room for its cost (a report, n = 0, taking
-// nothing), and its cost is taken after the handler, only if count says
-// so. Handler does it; an adapter that calls [Limiter.Admit] calls
-// [Limiter.Count] after its handler.
-//
-// The headers, written before the handler, show the budget as it was
-// before the request: a counted response is not in them. The count is
-// sent once, with the request's context values but not its cancellation
-// (a client that hangs up does not escape it), through the same pass: the
-// deny cache, breaker and failure policy apply, so a store that is failing
-// gets no call while the breaker is open. A count that finds the budget
-// spent meanwhile (concurrent requests that passed the same report) takes
-// nothing: the key is at its limit already, and the next request is
-// denied.
-func WithCountIf(count func(status int) bool) Option {
-	return func(c *config) error {
-		if count == nil {
-			return errors.New("ratelimit: WithCountIf(nil)")
-		}
-		c.countIf = count
-		return nil
-	}
-}
-
-// CountStatus returns a count function for [WithCountIf] that counts the
-// responses of the given status codes, such as CountStatus(401, 403).
-func CountStatus(codes ...int) func(status int) bool {
-	codes = slices.Clone(codes)
-	return func(status int) bool { return slices.Contains(codes, status) }
-}
-
-// checkRoom turns the report of a request (decided with n = 0) into its
-// decision: denied by each policy that has no room for n tokens.
-func (l *Limiter) checkRoom(p *pass, o *outcome, n int) {
-	if o.end != decided || o.source == FromDenyCache && !o.res.Allowed {
-		return
-	}
-	for i, t := range p.takes {
-		if res := &p.results[i]; res.Allowed && res.Remaining < n {
-			res.Allowed, res.RetryAfter = false, retryFromReport(t.Limit, *res, n)
-			if l.blocks != nil { // block.go: a denial starts a block
-				l.blocks.block(t.Key, l.now())
-				res.RetryAfter, res.ResetAfter = max(res.RetryAfter, l.blocks.d), max(res.ResetAfter, l.blocks.d)
-			}
-		}
-	}
-	*o = l.summarize(p, *o)
-}
-
-// Count takes the cost of r, which [Limiter.Admit] admitted, if the
-// limiter counts responses of status ([WithCountIf]); adapters call it
-// after their handler. Handler calls it itself.
-func (l *Limiter) Count(r *http.Request, status int) {
-	if l.countIf == nil || !l.countIf(status) {
-		return
-	}
-	if l.skip != nil && l.skip(r) {
-		return
-	}
-	p := l.getPass()
-	defer passes.Put(p)
-	if err := l.keyRequest(r, l.keyFunc, p); err != nil {
-		return // Admit answered it already
-	}
-	n := 1
-	if l.cost != nil {
-		n = l.cost(r)
-	}
-	o := l.run(context.WithoutCancel(r.Context()), n, p)
-	if l.observer.Decision != nil {
-		l.observe(r, p, o)
-	}
-	if o.end == undecided || o.end == badCost || o.err != nil {
-		l.onError(r, o.err)
-	}
-}
-
-// statusWriter records the status of a response for Count.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the writer underneath.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-var statusWriters = sync.Pool{New: func() any { return new(statusWriter) }}
-
-// serveCounted serves r with next, then counts its response.
-func (l *Limiter) serveCounted(next http.Handler, w http.ResponseWriter, r *http.Request) {
-	sw := statusWriters.Get().(*statusWriter)
-	sw.ResponseWriter, sw.status = w, 0
-	defer func() {
-		status := sw.status
-		sw.ResponseWriter = nil
-		statusWriters.Put(sw)
-		if status == 0 {
-			status = http.StatusOK
-		}
-		l.Count(r, status)
-	}()
-	next.ServeHTTP(sw, r)
-}
 
 // WithCharges lets the limiter take costs known only after the response,
 // such as an LLM call's tokens, with [Limiter.Charge].
@@ -140,20 +18,30 @@ var ErrNoCharges = errors.New("ratelimit: Charge needs WithCharges")
 
 // Charge takes n more tokens of key's budget under every policy, after
 // the fact: what a request used once the handler knew (tokens, bytes,
-// rows). It makes no store call, so it is cheap, cannot fail halfway, and
-// is not lost when the client disconnects: the charge becomes the key's
-// debt, at most each policy's capacity, which the key's next requests
-// through this limiter pay with their own tokens, in the same store call;
-// a request whose budget cannot pay its cost and the debt is denied, so the
-// key waits its debt out as an x/time/rate reservation goes negative. A
-// charge is counted once, on this app server (its debt is paid by the
-// requests it decides; route a key to one server, or charge where it is
-// decided, for a fleet to see it at once). The headers of the charged
-// request, sent already, do not show it; those of the requests that pay
-// it do. key is the client key, as for [Limiter.AllowN]; policies with
-// plans read the plan from ctx.
+// rows). The charge is taken in the store, where every app server sees
+// it, even past what the budget holds: the key is then in debt, and its
+// next requests are denied until the debt is waited out, as an
+// x/time/rate reservation goes negative.
+//
+// The debt is bounded: a charge takes at most one capacity (the rest is
+// forgiven). A token bucket on a [Reserver] store (memory, Redis) goes
+// down to at most one capacity below empty, in one store call. A window, or a store that
+// cannot book, is charged what it holds, up to n: its count reaches its
+// limit and the key waits for the window's end (one store call, two when
+// the charge is more than what is left).
+//
+// A charge is taken once, with ctx's values but not its cancellation (a
+// client that hangs up does not escape it), within the time budget and
+// through the breaker. While the store fails or the breaker is open it
+// makes no call to it: it is charged to the fallback store, if any, and
+// kept on this app server as a debt that the key's next requests pay the
+// store once it answers (at most one capacity per key). The headers of
+// the charged request, sent already, do not show it; those of the
+// requests after it do; this app server's deny cache forgets the key, so
+// that its next request asks the store. key is the client key, as for [Limiter.AllowN];
+// policies with plans read the plan from ctx.
 func (l *Limiter) Charge(ctx context.Context, key string, n int) error {
-	if l.debts == nil || !l.charges {
+	if !l.charges {
 		return ErrNoCharges
 	}
 	if key == "" {
@@ -162,6 +50,11 @@ func (l *Limiter) Charge(ctx context.Context, key string, n int) error {
 	if n < 0 {
 		return ErrInvalidCost
 	}
+	if n == 0 {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	var first error
 	for i := range l.policies {
 		pol := &l.policies[i]
 		sk, err := pol.storeKey(key)
@@ -172,7 +65,75 @@ func (l *Limiter) Charge(ctx context.Context, key string, n int) error {
 		if err != nil {
 			return err
 		}
-		l.debts.add(sk, n, limit.Capacity())
+		if err := l.charge1(ctx, sk, limit, min(n, limit.Capacity())); err != nil && first == nil {
+			first = err
+		}
+		if l.denies != nil { // its wait for the key is too short now: ask the store
+			l.denies.forget(sk)
+		}
 	}
-	return nil
+	return first
+}
+
+// charge1 takes n (at most the capacity) of sk's budget under limit,
+// through the breaker, or owes them while the store fails.
+func (l *Limiter) charge1(ctx context.Context, sk string, limit Limit, n int) error {
+	probe := false
+	if l.breaker != nil {
+		var ok bool
+		if ok, probe = l.breaker.allow(l.now()); !ok {
+			l.owe(ctx, sk, limit, n)
+			return nil
+		}
+	}
+	err := l.takeDebt(ctx, sk, limit, n)
+	switch l.settle(ctx, err, probe) {
+	case answered:
+		return nil
+	case refused:
+		return err
+	}
+	l.owe(ctx, sk, limit, n)
+	return err
+}
+
+// takeDebt takes n tokens of sk even past what its budget holds, as
+// Charge says.
+func (l *Limiter) takeDebt(ctx context.Context, sk string, limit Limit, n int) error {
+	if rs, ok := l.store.(Reserver); ok && limit.Algorithm == TokenBucket {
+		bound := limit.fillTime() // at most one capacity below empty
+		r, err := within(ctx, l.budget, func(ctx context.Context) (Reservation, error) {
+			return rs.ReserveN(ctx, sk, limit, n, bound)
+		})
+		if err != nil || r.Allowed {
+			return err
+		}
+		// Beyond the bound by RetryAfter: book what fits.
+		over := int(math.Ceil(r.RetryAfter.Seconds() * limit.PerSecondRate()))
+		if n -= over; n <= 0 {
+			return nil
+		}
+		_, err = within(ctx, l.budget, func(ctx context.Context) (Reservation, error) {
+			return rs.ReserveN(ctx, sk, limit, n, bound)
+		})
+		return err
+	}
+	res, err := allowWithin(ctx, l.budget, l.store, sk, limit, n)
+	if err != nil || res.Allowed || res.Remaining == 0 {
+		return err
+	}
+	_, err = allowWithin(ctx, l.budget, l.store, sk, limit, min(n, res.Remaining))
+	return err
+}
+
+// owe keeps a charge the store could not take: on the fallback store, and
+// as the key's debt to the store (debt.go).
+func (l *Limiter) owe(ctx context.Context, sk string, limit Limit, n int) {
+	if l.fallback != nil {
+		shared := share(limit, l.instances)
+		if m := min(n, shared.Capacity()); m > 0 {
+			l.fallback.AllowN(ctx, sk, shared, m)
+		}
+	}
+	l.debts.add(sk, n, limit.Capacity())
 }

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -117,35 +118,137 @@ func TestCountStatus(t *testing.T) {
 	}
 }
 
-// TestChargeLeavesBoundedDebt: a charge past the budget is paid by the
-// key's next requests, which wait it out; it is bounded by the capacity.
+// TestChargeLeavesBoundedDebt: a charge past the budget leaves the
+// bucket below empty, which the key's next requests wait out; a charge
+// takes at most one capacity, and the bucket goes at most one capacity
+// below empty.
 func TestChargeLeavesBoundedDebt(t *testing.T) {
+	for _, remote := range []bool{false, true} {
+		clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+		l := clocked(t, clock, remote, ratelimit.PerMinute(10), ratelimit.WithCharges())
+		ctx := context.Background()
+		allowed(t, l, "llm", true) // 9 left
+		if err := l.Charge(ctx, "llm", 500); err != nil {
+			t.Fatal(err)
+		}
+		// 500 is 10 at most: the bucket holds −1, and a request needs 2 more tokens.
+		if res := allowed(t, l, "llm", false); res.RetryAfter != 12*time.Second {
+			t.Fatalf("RetryAfter %v, want 12s", res.RetryAfter)
+		}
+		clock.Add(12 * time.Second)
+		allowed(t, l, "llm", true) // 0 left
+		for range 2 {              // the second finds the bucket at the bound
+			if err := l.Charge(ctx, "llm", 10); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res := allowed(t, l, "llm", false); res.RetryAfter != 66*time.Second {
+			t.Fatalf("RetryAfter %v, want 66s: one capacity below empty, and one token", res.RetryAfter)
+		}
+		clock.Add(66 * time.Second)
+		allowed(t, l, "llm", true)
+		if other := allowed(t, l, "other", true); other.Remaining != 9 {
+			t.Fatalf("another key: Remaining %d", other.Remaining)
+		}
+		noCharges := clocked(t, clock, remote, ratelimit.PerMinute(10))
+		if err := noCharges.Charge(ctx, "llm", 1); !errors.Is(err, ratelimit.ErrNoCharges) {
+			t.Fatalf("Charge without WithCharges = %v", err)
+		}
+		if err := l.Charge(ctx, "llm", -1); !errors.Is(err, ratelimit.ErrInvalidCost) {
+			t.Fatalf("Charge(-1) = %v", err)
+		}
+	}
+}
+
+// TestChargeIsFleetWide: a charge on one app server is in the store, so
+// that another, which never saw it, denies the key in one store call.
+func TestChargeIsFleetWide(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	l := clocked(t, clock, false, ratelimit.PerMinute(10), ratelimit.WithCharges())
-	ctx := context.Background()
-	allowed(t, l, "llm", true) // 9 left
-	if err := l.Charge(ctx, "llm", 500); err != nil {
+	ls, store := fleet(t, clock, 2, ratelimit.PerMinute(10), ratelimit.WithCharges())
+	if err := ls[0].Charge(context.Background(), "llm", 10); err != nil {
 		t.Fatal(err)
 	}
-	// The debt is 10 (the capacity): the next request needs 1 + 9 tokens.
-	allowed(t, l, "llm", false)
-	clock.Add(6 * time.Second) // one token: 10 in the bucket
-	if res := allowed(t, l, "llm", true); res.Remaining != 0 {
-		t.Fatalf("Remaining %d, want 0: the request paid 9 of the debt", res.Remaining)
+	if n, m := store.allowN.Load()+store.allowAll.Load(), store.reserveN.Load(); n != 0 || m != 1 {
+		t.Fatalf("%d AllowN/AllowAll and %d ReserveN calls for a charge, want one booking", n, m)
 	}
-	clock.Add(6 * time.Second) // one token, owed
-	allowed(t, l, "llm", false)
-	clock.Add(6 * time.Second)
-	allowed(t, l, "llm", true) // the debt is paid
-	other := allowed(t, l, "other", true)
-	if other.Remaining != 9 {
-		t.Fatalf("another key: Remaining %d", other.Remaining)
+	if res := allowed(t, ls[1], "llm", false); res.RetryAfter != 6*time.Second {
+		t.Fatalf("the other server: RetryAfter %v, want 6s", res.RetryAfter)
 	}
-	noCharges := clocked(t, clock, false, ratelimit.PerMinute(10))
-	if err := noCharges.Charge(ctx, "llm", 1); !errors.Is(err, ratelimit.ErrNoCharges) {
-		t.Fatalf("Charge without WithCharges = %v", err)
+}
+
+// TestChargeWindow: a window is charged what it holds, so that its key
+// waits for the window's end.
+func TestChargeWindow(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_700_000_020, 0)} // 40 s into a minute
+	l := clocked(t, clock, true, ratelimit.PerMinute(10).WithAlgorithm(ratelimit.FixedWindow), ratelimit.WithCharges())
+	ctx := context.Background()
+	allowed(t, l, "rows", true)
+	if err := l.Charge(ctx, "rows", 100); err != nil {
+		t.Fatal(err)
 	}
-	if err := l.Charge(ctx, "llm", -1); !errors.Is(err, ratelimit.ErrInvalidCost) {
-		t.Fatalf("Charge(-1) = %v", err)
+	res := allowed(t, l, "rows", false)
+	if res.Remaining != 0 || res.RetryAfter != 20*time.Second {
+		t.Fatalf("after the charge: %+v, want none left until the window's end in 20s", res)
 	}
+	clock.Add(20 * time.Second)
+	if res := allowed(t, l, "rows", true); res.Remaining != 9 {
+		t.Fatalf("the next window: Remaining %d, want 9", res.Remaining)
+	}
+}
+
+// TestChargeWhileStoreFails: a charge while the breaker is open makes no
+// store call; the key owes it, and pays it once the store answers.
+func TestChargeWhileStoreFails(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	mem := memory.New(memory.WithClock(clock.Now))
+	defer mem.Close()
+	flaky := &switchStore{Store: mem}
+	b := ratelimit.NewBreaker(1, time.Minute)
+	l, err := ratelimit.New(flaky, ratelimit.PerMinute(10), ratelimit.WithCharges(), ratelimit.WithBreaker(b),
+		ratelimit.WithPlainKeys(), ratelimit.WithName("llm"), ratelimit.WithDenyCache(0), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ratelimit.SetClock(l, clock.Now)
+	ctx := context.Background()
+	flaky.down.Store(true)
+	l.Allow(ctx, "k") // opens the breaker
+	calls := flaky.calls.Load()
+	if err := l.Charge(ctx, "k", 8); err != nil {
+		t.Fatal(err)
+	}
+	if flaky.calls.Load() != calls {
+		t.Fatal("Charge called the store behind an open breaker")
+	}
+	flaky.down.Store(false)
+	clock.Add(time.Minute) // the breaker lets a probe through
+	if res := allowed(t, l, "k", true); res.Remaining != 1 {
+		t.Fatalf("Remaining %d, want 1: the request paid the 8 owed", res.Remaining)
+	}
+}
+
+// switchStore is a shared store that fails while down, and counts its
+// calls.
+type switchStore struct {
+	*memory.Store
+	down  atomic.Bool
+	calls atomic.Int64
+}
+
+func (*switchStore) Local() bool { return false }
+
+func (s *switchStore) AllowN(ctx context.Context, key string, l ratelimit.Limit, n int) (ratelimit.Result, error) {
+	s.calls.Add(1)
+	if s.down.Load() {
+		return ratelimit.Result{}, errDown
+	}
+	return s.Store.AllowN(ctx, key, l, n)
+}
+
+func (s *switchStore) ReserveN(ctx context.Context, key string, l ratelimit.Limit, n int, maxWait time.Duration) (ratelimit.Reservation, error) {
+	s.calls.Add(1)
+	if s.down.Load() {
+		return ratelimit.Reservation{}, errDown
+	}
+	return s.Store.ReserveN(ctx, key, l, n, maxWait)
 }

@@ -46,7 +46,8 @@ type Limiter struct {
 	instances  int
 	debts      *debtLedger           // the fallback's admissions, charged to the store
 	lastAnswer atomic.Int64          // when the store last answered, in Unix ns; with a fallback
-	blocks     *blockList            // WithBlock's; nil without
+	blockFor   time.Duration         // WithBlock's; 0 without (block.go)
+	blockLimit Limit                 // the limit of a block's budget
 	countIf    func(status int) bool // WithCountIf's (charge.go)
 	charges    bool                  // WithCharges (charge.go)
 
@@ -133,7 +134,13 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 		l.debts = newDebtLedger(DefaultDenyCacheKeys)
 	}
 	if c.blockFor > 0 {
-		l.blocks = newBlockList(c.blockFor, DefaultDenyCacheKeys)
+		if c.maxDelay > 0 {
+			return nil, errors.New("ratelimit: New: WithBlock does not combine with WithMaxDelay")
+		}
+		l.blockFor, l.blockLimit = c.blockFor, blockLimit(c.blockFor)
+		for i := range l.policies {
+			l.policies[i].blocks = newKeyCache()
+		}
 	}
 	if l.breaker != nil && l.observer.BreakerChange != nil {
 		change, name := l.observer.BreakerChange, l.name

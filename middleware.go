@@ -48,9 +48,11 @@ func (l *Limiter) AdmitWithKeyFunc(w http.ResponseWriter, r *http.Request, keyFu
 		if l.cost != nil {
 			n = l.cost(r)
 		}
-		if l.countIf != nil { // a report now, the cost after the response (charge.go)
+		if err := l.checkCost(n); err != nil && l.countIf != nil {
+			o = outcome{end: badCost, source: FromFailurePolicy, err: err}
+		} else if l.countIf != nil { // a report now, the cost after the response (charge.go)
 			o = l.run(r.Context(), 0, p)
-			l.checkRoom(p, &o, n)
+			l.checkRoom(r.Context(), p, &o, n)
 		} else {
 			o = l.runShaped(r.Context(), n, p)
 		}

@@ -38,8 +38,10 @@ type outcome struct {
 // pass holds a decision's takes and results, one per policy; passes are
 // pooled so that a decision allocates nothing.
 type pass struct {
-	takes   []Take
-	results []Result
+	takes   []Take   // one per policy: all[:len(policies)]
+	results []Result // allRes[:len(policies)]
+	all     []Take   // the takes, then with WithBlock each policy's block (block.go)
+	allRes  []Result
 	shared  []Take // the fallback's
 	owed    []int  // the debt each take pays the store (debt.go)
 	n       int    // the request's cost
@@ -52,12 +54,22 @@ var passes = sync.Pool{New: func() any { return new(pass) }}
 
 func (l *Limiter) getPass() *pass {
 	p := passes.Get().(*pass)
-	n := len(l.policies)
-	if cap(p.takes) < n {
-		p.takes, p.results, p.shared, p.owed = make([]Take, n), make([]Result, n), make([]Take, n), make([]int, n)
+	n, m := len(l.policies), len(l.policies)
+	if l.blockFor > 0 {
+		m = 2 * n
 	}
-	p.takes, p.results, p.shared, p.owed = p.takes[:n], p.results[:n], p.shared[:n], p.owed[:n]
+	p.all, p.allRes = sized(p.all, m), sized(p.allRes, m)
+	p.takes, p.results = p.all[:n], p.allRes[:n]
+	p.shared, p.owed = sized(p.shared, n), sized(p.owed, n)
 	return p
+}
+
+// sized returns s with length n, reusing its array if it is large enough.
+func sized[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // keyRequest keys r under every policy: keyFunc for those without a
@@ -99,6 +111,9 @@ func (l *Limiter) fillTake(ctx context.Context, p *pass, i int, key string) erro
 		return err
 	}
 	p.takes[i] = Take{Key: sk, Limit: limit}
+	if l.blockFor > 0 {
+		return l.fillBlock(p, i, key)
+	}
 	return nil
 }
 
@@ -114,26 +129,17 @@ func requestKey(f KeyFunc, r *http.Request) (string, error) {
 
 // run decides n tokens of each of p's takes, keyed already.
 func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
-	if n < 0 {
-		return outcome{end: badCost, source: FromFailurePolicy, err: fmt.Errorf("%w: n = %d is negative", ErrInvalidCost, n)}
-	}
-	if n > l.maxCost {
-		return outcome{end: badCost, source: FromFailurePolicy, err: fmt.Errorf("%w: n = %d, capacity %d", ErrCostExceedsCapacity, n, l.maxCost)}
+	if err := l.checkCost(n); err != nil {
+		return outcome{end: badCost, source: FromFailurePolicy, err: err}
 	}
 	p.n, p.booking = n, Reservation{}
 	for i := range p.takes {
 		p.takes[i].N, p.owed[i] = n, 0
 	}
 	var now time.Time
-	if l.denies != nil || l.breaker != nil || l.blocks != nil {
+	if l.denies != nil || l.breaker != nil {
 		now = l.now()
-		if l.blocks != nil && l.blocked(p, now) { // block.go
-			return l.summarize(p, outcome{source: FromDenyCache})
-		}
 		if l.denies != nil && l.cachedDenial(p, now) {
-			if l.blocks != nil { // the deny cache speaks for the store
-				l.blockDenied(p, now)
-			}
 			return l.summarize(p, outcome{source: FromDenyCache})
 		}
 	}
@@ -161,13 +167,16 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 	}
 	switch l.settle(ctx, err, probe) {
 	case answered:
-		if l.denies != nil {
+		if l.blockFor > 0 {
+			l.applyBlocks(ctx, p) // block.go
+		}
+		switch {
+		case l.denies != nil && l.blockFor > 0:
+			l.recordBlocked(p, now)
+		case l.denies != nil:
 			for i, t := range p.takes {
 				l.denies.record(t.Key, t.N, now, p.results[i])
 			}
-		}
-		if l.blocks != nil {
-			l.blockDenied(p, now)
 		}
 		o := l.summarize(p, outcome{latency: latency})
 		if l.debts != nil {
@@ -193,13 +202,24 @@ func (l *Limiter) call(ctx context.Context, p *pass) error {
 	if l.shaper != nil && l.shaper.reserver != nil {
 		return l.reserve(ctx, p)
 	}
-	if len(p.takes) == 1 {
-		t := &p.takes[0]
+	if len(p.all) == 1 {
+		t := &p.all[0]
 		var err error
 		p.results[0], err = allowWithin(ctx, l.budget, l.store, t.Key, t.Limit, t.N)
 		return err
 	}
-	return allowAllWithin(ctx, l.budget, l.store, p.takes, p.results)
+	return allowAllWithin(ctx, l.budget, l.store, p.all, p.allRes)
+}
+
+// checkCost checks a request's cost n against the limiter's policies.
+func (l *Limiter) checkCost(n int) error {
+	if n < 0 {
+		return fmt.Errorf("%w: n = %d is negative", ErrInvalidCost, n)
+	}
+	if n > l.maxCost {
+		return fmt.Errorf("%w: n = %d, capacity %d", ErrCostExceedsCapacity, n, l.maxCost)
+	}
+	return nil
 }
 
 // ended answers a request whose own context ended: a client that went

@@ -85,6 +85,7 @@ type policy struct {
 	limitFunc  func(context.Context) (Limit, error)
 	funcValues *sync.Map
 	funcCount  *atomic.Int64
+	blocks     *keyCache // the store keys of WithBlock's blocks (block.go)
 }
 
 // storeKey is the key under which the policy keeps the budget of the

@@ -57,8 +57,10 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 		if l.denies != nil {
 			l.denies.forget(sk)
 		}
-		if l.blocks != nil {
-			l.blocks.lift(sk)
+		if l.blockFor > 0 {
+			if err := l.liftBlock(ctx, r, i, key); err != nil {
+				return fmt.Errorf("ratelimit: Reset: policy %q: block: %w", pol.name, err)
+			}
 		}
 		if l.debts != nil {
 			l.debts.paid(sk, l.debts.owed(sk))
