@@ -54,6 +54,7 @@ type headerValues struct {
 	name    string                                              // the policy's structured-field string, quoted
 	numbers [][]string                                          // numbers[i] is {"i"}
 	recent  *[rateLimitCacheSize]atomic.Pointer[rateLimitValue] // RateLimit values made lately
+	id      uint64                                              // unique to these values (limitfunc.go)
 }
 
 const rateLimitCacheSize = 1024 // a power of two
@@ -96,6 +97,7 @@ func newHeaderValues(name string, l Limit) headerValues {
 		name:    quoted,
 		numbers: numbers,
 		recent:  new([rateLimitCacheSize]atomic.Pointer[rateLimitValue]),
+		id:      headerValuesMade.Add(1),
 	}
 }
 
@@ -171,10 +173,13 @@ func retryAfterSeconds(d time.Duration) int64 { return max(1, ceilSeconds(d)) }
 // all, and Retry-After if retry.
 func (l *Limiter) writeHeaders(h http.Header, o outcome, retry bool) {
 	l.policies[o.best].valuesFor(o.res.Limit).writeHeaders(h, l.headers, o.res, retry)
-	if l.allNames != nil && !l.funcPolicies && (l.headers == HeadersIETF || l.headers == HeadersBoth) {
+	if l.allNames != nil && (l.headers == HeadersIETF || l.headers == HeadersBoth) {
 		h[headerPolicy] = l.allNames
 		if list, ok := l.planLists[o.plan]; ok {
 			h[headerPolicy] = list
+		}
+		if o.policyList != nil {
+			h[headerPolicy] = o.policyList
 		}
 	}
 }

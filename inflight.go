@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -39,15 +40,17 @@ const DefaultLease = 10 * time.Second
 // it with [NewInFlight]; chain it with a [Limiter] to limit both rates and
 // concurrency.
 type InFlight struct {
-	store   SlotStore
-	max     int
-	name    string
-	keyFunc KeyFunc
-	lease   time.Duration
-	space   keyspace // the hashing of client keys, as a Limiter's
-	deny    http.Handler
-	onError func(*http.Request, error)
-	closed  bool // fail closed on store errors
+	store    SlotStore
+	max      int
+	name     string
+	keyFunc  KeyFunc
+	lease    time.Duration
+	space    keyspace // the hashing of client keys, as a Limiter's
+	deny     http.Handler
+	onError  func(*http.Request, error)
+	closed   bool // fail closed on store errors
+	observer Observer
+	typical  atomic.Int64 // how long a request runs, ns: a moving average (inflight_retry.go)
 }
 
 // NewInFlight returns a limit of max requests of a key running at once on
@@ -56,7 +59,9 @@ type InFlight struct {
 // reach the store as a Limiter's do: addresses as they are, any other key
 // as a keyed hash; on a store that is not [Local], a KeyFunc of its own
 // needs one of the two), [WithDenyHandler], [WithErrorHandler],
-// [WithFailClosed] and [WithLease].
+// [WithFailClosed], [WithLease] and [WithObserver] (told of each request
+// as a Decision whose Policy is the name and whose Limit is zero: a count
+// of running requests is no rate).
 func NewInFlight(store SlotStore, max int, opts ...Option) (*InFlight, error) {
 	if store == nil {
 		return nil, errors.New("ratelimit: NewInFlight: nil store")
@@ -75,7 +80,7 @@ func NewInFlight(store SlotStore, max int, opts ...Option) (*InFlight, error) {
 		return nil, fmt.Errorf("ratelimit: NewInFlight: %w", errNeedKeySecret)
 	}
 	f := &InFlight{store: store, max: max, name: c.name, keyFunc: c.keyFunc, lease: c.lease,
-		deny: c.deny, onError: c.onError, closed: c.failClosed}
+		deny: c.deny, onError: c.onError, closed: c.failClosed, observer: c.observer}
 	if f.name == "" {
 		f.name = "inflight"
 	}
@@ -119,8 +124,9 @@ func (f *InFlight) storeKey(key string) (string, error) {
 // Handler returns next wrapped in the limit: next runs only with a slot of
 // its key, given back when next returns or panics. The headers say the
 // limit (X-RateLimit-Limit) and the slots left (X-RateLimit-Remaining); a
-// request without a slot gets 429 with Retry-After: 1. A store that fails
-// lets the request run, or answers 503 with [WithFailClosed].
+// request without a slot gets 429 with a Retry-After of about how long
+// the key's requests run (a moving average, at least 1 s). A store that
+// fails lets the request run, or answers 503 with [WithFailClosed].
 func (f *InFlight) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, err := requestKey(f.keyFunc, r)
@@ -134,7 +140,9 @@ func (f *InFlight) Handler(next http.Handler) http.Handler {
 			http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
 			return
 		}
+		start := time.Now()
 		slot, err := f.store.Acquire(r.Context(), sk, f.max, f.lease)
+		f.told(r, key, slot, err, time.Since(start))
 		if err != nil {
 			f.onError(r, err)
 			if f.closed {
@@ -148,7 +156,7 @@ func (f *InFlight) Handler(next http.Handler) http.Handler {
 		h.Set(headerLimit, strconv.Itoa(f.max))
 		h.Set(headerRemaining, strconv.Itoa(max(0, f.max-slot.Running)))
 		if !slot.Acquired {
-			h.Set(headerRetryAfter, "1")
+			h.Set(headerRetryAfter, strconv.FormatInt(f.retryAfter(), 10))
 			if f.deny != nil {
 				f.deny.ServeHTTP(w, r)
 				return
@@ -160,6 +168,7 @@ func (f *InFlight) Handler(next http.Handler) http.Handler {
 		defer func() {
 			stop()
 			f.store.Release(context.WithoutCancel(r.Context()), sk, slot)
+			f.ran(time.Since(start))
 		}()
 		next.ServeHTTP(w, r)
 	})

@@ -31,11 +31,13 @@ type Limiter struct {
 	headers  HeaderStyle
 	skip     func(*http.Request) bool
 	allNames []string // RateLimit-Policy of every policy, with several
+	// funcLists are the RateLimit-Policy lists of LimitFunc policies' limits (limitfunc.go).
+	funcLists *[policyListsSize]atomic.Pointer[policyList]
 	// planLists is allNames for each plan name, with several policies
 	// and plans (plans.go).
 	planLists map[string][]string
-	// funcPolicies: a policy has a LimitFunc, so RateLimit-Policy names
-	// the most constraining policy alone (limitfunc.go).
+	// funcPolicies: a policy has a LimitFunc, so RateLimit-Policy lists
+	// the limits of each request (limitfunc.go).
 	funcPolicies bool
 
 	failClosed bool

@@ -3,6 +3,8 @@ package ratelimit
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync/atomic"
 )
 
 // A Policy's LimitFunc returns its limit per request, for limits that live
@@ -11,8 +13,8 @@ import (
 // (a cache the app keeps fresh). The limit is checked like any other; an
 // invalid one, or an error, is the request's error (answered 500, told to
 // the error handler), never a silent default. Headers describe the limit
-// returned; RateLimit-Policy then names the most constraining policy
-// alone, not every policy of the limiter. Metrics label by the
+// returned, and RateLimit-Policy lists every policy of the limiter with
+// the limits of the request. Metrics label by the
 // policy only: limits are not a bounded set. A key keeps one budget when
 // its limit changes, as across [Plan]s. The header values of at most
 // maxFuncLimits distinct limits are kept; others are made per response.
@@ -44,3 +46,44 @@ func (pol *policy) funcHeaderValues(l Limit) *headerValues {
 	}
 	return &v
 }
+
+// policyList is a RateLimit-Policy value listing every policy, for the
+// header values of one request's limits (ids).
+type policyList struct {
+	ids   []uint64
+	value []string
+}
+
+const policyListsSize = 256 // a power of two
+
+// funcPolicyList returns the RateLimit-Policy value that lists every policy
+// of a limiter with a LimitFunc policy, for the limits of p's takes: made
+// once for the combinations that recur, as a customer's do.
+func (l *Limiter) funcPolicyList(p *pass) []string {
+	h := uint64(14695981039346656037)
+	for i, t := range p.takes {
+		h = (h ^ l.policies[i].valuesFor(t.Limit).id) * 1099511628211
+	}
+	slot := &l.funcLists[h&(policyListsSize-1)]
+	if e := slot.Load(); e != nil && len(e.ids) == len(p.takes) {
+		same := true
+		for i, t := range p.takes {
+			same = same && e.ids[i] == l.policies[i].valuesFor(t.Limit).id
+		}
+		if same {
+			return e.value
+		}
+	}
+	e := &policyList{ids: make([]uint64, len(p.takes))}
+	parts := make([]string, len(p.takes))
+	for i, t := range p.takes {
+		v := l.policies[i].valuesFor(t.Limit)
+		e.ids[i], parts[i] = v.id, v.policy[0]
+	}
+	e.value = []string{strings.Join(parts, ", ")}
+	slot.Store(e)
+	return e.value
+}
+
+// headerValuesMade numbers the header values, for funcPolicyList.
+var headerValuesMade atomic.Uint64

@@ -15,7 +15,8 @@ import (
 type contractKey struct{}
 
 // TestLimitFunc: a limit from the app's database per request, with its
-// headers; an error or an invalid limit is the request's error.
+// headers (RateLimit-Policy lists every policy with the request's limits);
+// an error or an invalid limit is the request's error.
 func TestLimitFunc(t *testing.T) {
 	store := memory.New()
 	defer store.Close()
@@ -52,7 +53,7 @@ func TestLimitFunc(t *testing.T) {
 		passed := 0
 		for i := range 10 {
 			w := serve(c.customer)
-			if i == 0 && (w.Header().Get("X-RateLimit-Limit") != c.limit || !strings.Contains(w.Header().Get("RateLimit-Policy"), `"contract";q=`+c.limit+`;w=60`)) {
+			if i == 0 && (w.Header().Get("X-RateLimit-Limit") != c.limit || w.Header().Get("RateLimit-Policy") != `"edge";q=1000;w=1, "contract";q=`+c.limit+`;w=60`) {
 				t.Fatalf("%s: limit %q, policy %q", c.customer, w.Header().Get("X-RateLimit-Limit"), w.Header().Get("RateLimit-Policy"))
 			}
 			if w.Code == 200 {

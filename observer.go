@@ -73,6 +73,7 @@ type Decision struct {
 	Limit     Limit         // the limit decided under
 	Remaining int           // Result.Remaining; 0 on an error
 	Latency   time.Duration // time spent in the store call, 0 if there was none
+	Delay     time.Duration // how long the request waits for its tokens: shaping ([WithMaxDelay]) or [Limiter.WaitN]; else 0
 	Err       error         // the store's error, for Errored
 	Key       string        // the key, only with Observer.Keys
 	Request   *http.Request // the request decided on, nil for [Limiter.AllowN]; do not keep it
@@ -147,6 +148,7 @@ func (l *Limiter) observePolicy(r *http.Request, i int, key string, res Result, 
 		Limit:     pol.limit,
 		Remaining: res.Remaining,
 		Latency:   o.latency,
+		Delay:     o.delay,
 		Err:       o.err,
 		Request:   r,
 	}

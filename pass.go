@@ -32,7 +32,11 @@ type outcome struct {
 	source  Source
 	err     error         // the KeyFunc's, the cost's or the store's (also when the fallback decided)
 	latency time.Duration // of the store call; 0 if there was none
+	delay   time.Duration // how long the request waited for its tokens (shaping.go, wait.go)
 	plan    string        // the request's plan, with several policies and plans
+	// policyList is RateLimit-Policy's list of every policy, with a
+	// LimitFunc policy among several (limitfunc.go).
+	policyList []string
 }
 
 // pass holds a decision's takes and results, one per policy; passes are
@@ -253,6 +257,9 @@ func (l *Limiter) cachedDenial(p *pass, now time.Time) bool {
 func (l *Limiter) summarize(p *pass, o outcome) outcome {
 	o.end = decided
 	o.plan = p.plan
+	if l.funcPolicies && l.allNames != nil && (l.headers == HeadersIETF || l.headers == HeadersBoth) {
+		o.policyList = l.funcPolicyList(p)
+	}
 	o.best = mostConstraining(p.results)
 	o.res = p.results[o.best]
 	for _, r := range p.results {

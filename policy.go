@@ -129,6 +129,9 @@ func (l *Limiter) setPolicies(limit Limit, extra []Policy) error {
 			p.limitFunc, p.limit = extra[i-1].LimitFunc, PerSecond(1) // a placeholder for String and Policies
 			p.funcValues, p.funcCount = new(sync.Map), new(atomic.Int64)
 			l.funcPolicies = true
+			if l.funcLists == nil {
+				l.funcLists = new([policyListsSize]atomic.Pointer[policyList])
+			}
 		}
 		if i > 0 && len(extra[i-1].Plans) > 0 {
 			p.setPlans(extra[i-1].Plans)

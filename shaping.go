@@ -79,6 +79,7 @@ func (l *Limiter) runShaped(ctx context.Context, n int, p *pass) outcome {
 				l.shaper.reserver.CancelReservation(context.WithoutCancel(ctx), t.Key, t.Limit, p.booking)
 				return outcome{end: gone, err: err}
 			}
+			o.delay = d
 		}
 		return o
 	}
@@ -86,7 +87,8 @@ func (l *Limiter) runShaped(ctx context.Context, n int, p *pass) outcome {
 		if err := sleep(ctx, d); err != nil {
 			return outcome{end: gone, err: err}
 		}
-		return l.run(ctx, n, p)
+		o = l.run(ctx, n, p)
+		o.delay = d
 	}
 	return o
 }
