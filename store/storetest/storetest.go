@@ -14,7 +14,10 @@
 // token buckets taken together against one x/time/rate Limiter each. A
 // store that implements [ratelimit.Reserver] runs x/time/rate's own
 // Reserve and Cancel tests, and with the clock a differential of bookings,
-// cancellations and AllowN against it. [RunSlots] is the suite of a
+// cancellations and AllowN against it. Every store runs the cases of API
+// products: a key's budget across a change of plan, and a Limiter's
+// blocks and charges seen by every app server that shares the store.
+// [RunSlots] is the suite of a
 // [ratelimit.SlotStore].
 package storetest
 
@@ -142,6 +145,7 @@ func Run(t *testing.T, newStore func(t *testing.T) ratelimit.Store) {
 	if isResetter(probe) {
 		all = append(all, resetCases()...)
 	}
+	all = append(all, productCases()...)
 	for _, c := range all {
 		if c.clock {
 			continue
@@ -184,6 +188,7 @@ func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, fu
 	if isResetter(probe) {
 		all = append(all, resetCases()...)
 	}
+	all = append(all, productCases()...)
 	for _, c := range all {
 		if c.realTime {
 			continue
