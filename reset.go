@@ -19,13 +19,14 @@ type Resetter interface {
 var ErrNoReset = errors.New("ratelimit: the store cannot reset a key (see Resetter)")
 
 // Reset makes key's budget full again under every policy of the limiter,
-// at once, for support ("unblock this customer"): in the store, in the
-// fallback store, and on this app server its deny cache entries, block
-// ([WithBlock]) and fallback debt. key is the client key, as [Limiter.AllowN]
-// takes it (the limiter hashes and namespaces it the same way). Other app
-// servers forget their own deny cache entry and block within their
-// RetryAfter or the block's duration: the store they ask is reset. A store
-// that does not implement [Resetter] makes Reset fail with [ErrNoReset].
+// at once, for support ("unblock this customer"): in the store, with the
+// key's block ([WithBlock]), in the fallback store, and on this app server
+// its deny cache entries and fallback debt. key is the client key, as
+// [Limiter.AllowN] takes it (the limiter hashes and namespaces it the same
+// way). Other app servers ask the reset store once their deny cache
+// entry for the key has run out (at most its RetryAfter, the block's
+// duration for a blocked key). A store that does not implement
+// [Resetter] makes Reset fail with [ErrNoReset].
 func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if key == "" {
 		return ErrEmptyKey
