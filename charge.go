@@ -53,7 +53,9 @@ func (l *Limiter) Charge(ctx context.Context, key string, n int) error {
 	if n == 0 {
 		return nil
 	}
-	ctx = context.WithoutCancel(ctx)
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx)
+	}
 	var first error
 	for i := range l.policies {
 		pol := &l.policies[i]
@@ -102,9 +104,7 @@ func (l *Limiter) charge1(ctx context.Context, sk string, limit Limit, n int) er
 func (l *Limiter) takeDebt(ctx context.Context, sk string, limit Limit, n int) error {
 	if rs, ok := l.store.(Reserver); ok && limit.Algorithm == TokenBucket {
 		bound := limit.fillTime() // at most one capacity below empty
-		r, err := within(ctx, l.budget, func(ctx context.Context) (Reservation, error) {
-			return rs.ReserveN(ctx, sk, limit, n, bound)
-		})
+		r, err := reserveWithin(ctx, l.budget, rs, sk, limit, n, bound)
 		if err != nil || r.Allowed {
 			return err
 		}
@@ -113,9 +113,7 @@ func (l *Limiter) takeDebt(ctx context.Context, sk string, limit Limit, n int) e
 		if n -= over; n <= 0 {
 			return nil
 		}
-		_, err = within(ctx, l.budget, func(ctx context.Context) (Reservation, error) {
-			return rs.ReserveN(ctx, sk, limit, n, bound)
-		})
+		_, err = reserveWithin(ctx, l.budget, rs, sk, limit, n, bound)
 		return err
 	}
 	res, err := allowWithin(ctx, l.budget, l.store, sk, limit, n)

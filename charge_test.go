@@ -252,3 +252,16 @@ func (s *switchStore) ReserveN(ctx context.Context, key string, l ratelimit.Limi
 	}
 	return s.Store.ReserveN(ctx, key, l, n, maxWait)
 }
+
+// TestChargeAllocatesNothing: on the memory store, a charge allocates
+// nothing.
+func TestChargeAllocatesNothing(t *testing.T) {
+	skipUnderRace(t)
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	l := clocked(t, clock, false, ratelimit.PerSecond(1000), ratelimit.WithCharges())
+	ctx := context.Background()
+	l.Charge(ctx, "k", 1)
+	if a := testing.AllocsPerRun(1000, func() { clock.Add(time.Second); l.Charge(ctx, "k", 10) }); a != 0 {
+		t.Fatalf("Charge allocates %v times, want 0", a)
+	}
+}

@@ -1,9 +1,11 @@
 package ratelimit_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,9 +23,13 @@ func TestOnePassAllocatesNothing(t *testing.T) {
 	}{
 		{"one policy", nil},
 		{"two policies", []ratelimit.Option{ratelimit.WithPolicy(ratelimit.Policy{Name: "hourly", Limit: ratelimit.PerHour(3600)})}},
-		{"three policies, IETF headers", []ratelimit.Option{ratelimit.WithHeaders(ratelimit.HeadersBoth),
+		{"three policies, per-ip, IETF headers", []ratelimit.Option{ratelimit.WithHeaders(ratelimit.HeadersBoth),
 			ratelimit.WithPolicy(ratelimit.Policy{Name: "hourly", Limit: ratelimit.PerHour(3600)}),
 			ratelimit.WithPolicy(ratelimit.Policy{Name: "per-ip", Limit: ratelimit.PerHour(3600), Key: func(*http.Request) (string, error) { return "ip:192.0.2.1", nil }})}},
+		{"a block", []ratelimit.Option{ratelimit.WithBlock(time.Hour)}},
+		{"counting responses", []ratelimit.Option{ratelimit.WithCountIf(ratelimit.CountStatus(401))}},
+		{"a LimitFunc policy, IETF headers", []ratelimit.Option{ratelimit.WithHeaders(ratelimit.HeadersIETF),
+			ratelimit.WithPolicy(ratelimit.Policy{Name: "contract", LimitFunc: func(context.Context) (ratelimit.Limit, error) { return ratelimit.PerHour(3600), nil }})}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			// A second passes per request: every one is allowed, with
@@ -44,6 +50,12 @@ func TestOnePassAllocatesNothing(t *testing.T) {
 			}
 			if a := testing.AllocsPerRun(1000, func() { clear(w.h); l.Admit(w, r) }); a != 0 {
 				t.Errorf("Admit allocates %v times per request, want 0", a)
+			}
+			if strings.Contains(tt.name, "per-ip") {
+				return // AllowN refuses a policy keyed by a KeyFunc of its own
+			}
+			if a := testing.AllocsPerRun(1000, func() { l.Allow(context.Background(), "k") }); a != 0 {
+				t.Errorf("Allow allocates %v times per decision, want 0", a)
 			}
 		})
 	}

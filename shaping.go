@@ -57,9 +57,7 @@ func (l *Limiter) reserve(ctx context.Context, p *pass) error {
 	if d, ok := ctx.Deadline(); ok {
 		maxWait = max(min(maxWait, d.Sub(l.now())), 0)
 	}
-	r, err := within(ctx, l.budget, func(ctx context.Context) (Reservation, error) {
-		return l.shaper.reserver.ReserveN(ctx, t.Key, t.Limit, t.N, maxWait)
-	})
+	r, err := reserveWithin(ctx, l.budget, l.shaper.reserver, t.Key, t.Limit, t.N, maxWait)
 	p.results[0], p.booking = r.Result, r
 	return err
 }

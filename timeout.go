@@ -115,6 +115,14 @@ func allowWithin(ctx context.Context, b *budget, store Store, key string, limit 
 	return within(ctx, b, func(ctx context.Context) (Result, error) { return store.AllowN(ctx, key, limit, n) })
 }
 
+// reserveWithin is rs.ReserveN within b.
+func reserveWithin(ctx context.Context, b *budget, rs Reserver, key string, limit Limit, n int, maxWait time.Duration) (Reservation, error) {
+	if b == nil {
+		return rs.ReserveN(ctx, key, limit, n, maxWait)
+	}
+	return within(ctx, b, func(ctx context.Context) (Reservation, error) { return rs.ReserveN(ctx, key, limit, n, maxWait) })
+}
+
 // allowAllWithin is AllowAll within b: the call writes results of its own,
 // copied out only if it answered in time.
 func allowAllWithin(ctx context.Context, b *budget, store Store, takes []Take, results []Result) error {

@@ -77,9 +77,7 @@ func (l *Limiter) waitReserved(ctx context.Context, rs Reserver, sk string, limi
 		}
 	}
 	start := time.Now()
-	r, err := within(ctx, l.budget, func(ctx context.Context) (Reservation, error) {
-		return rs.ReserveN(ctx, sk, limit, n, maxWait)
-	})
+	r, err := reserveWithin(ctx, l.budget, rs, sk, limit, n, maxWait)
 	o := outcome{end: decided, res: r.Result, latency: time.Since(start), delay: r.Delay}
 	switch l.settle(ctx, err, probe) {
 	case answered:
