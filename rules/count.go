@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -96,7 +97,8 @@ func (r Rule) describeResponse() []string {
 // nothing), and takes its cost once the response's status is known, as
 // ratelimit.Limiter.Handler does, also when a later rule denies req.
 func (h *Handler) serveCounting(w http.ResponseWriter, req *http.Request, hits []hit) {
-	sw := &statusWriter{ResponseWriter: w}
+	sw := statusWriters.Get().(*statusWriter)
+	sw.ResponseWriter, sw.status = w, 0
 	var buf [maxHits]*http.Request
 	counted := buf[:0]
 	var limiters [maxHits]*entry
@@ -105,6 +107,8 @@ func (h *Handler) serveCounting(w http.ResponseWriter, req *http.Request, hits [
 		if status == 0 {
 			status = http.StatusOK
 		}
+		sw.ResponseWriter = nil
+		statusWriters.Put(sw)
 		for i, r := range counted {
 			limiters[i].limiter.Count(r, status)
 		}
@@ -142,6 +146,8 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	}
 	return w.ResponseWriter.Write(b)
 }
+
+var statusWriters = sync.Pool{New: func() any { return new(statusWriter) }}
 
 // Unwrap lets http.ResponseController reach the writer underneath.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

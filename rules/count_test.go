@@ -1,6 +1,7 @@
 package rules_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -185,5 +186,42 @@ func TestHandBuiltResponse(t *testing.T) {
 				t.Fatalf("Limiter = %v, want an error containing %s", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestCountAfterALaterRuleDenies: a request that reaches two rules (here
+// /login, which a router that folds case may serve as /LOGIN) is counted
+// by the first, which counts 429s, when the second denies it, as a chain
+// of limiters' handlers would count it.
+func TestCountAfterALaterRuleDenies(t *testing.T) {
+	c, err := rules.Parse([]byte(`
+rules:
+  - {name: counter, match: /login, rate: 1, period: 1h, count: 429}
+  - {name: strict, match: /LOGIN, rate: 1, period: 1h}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := memory.New()
+	defer store.Close()
+	h, err := rules.NewHandler(c, store, http.NotFoundHandler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := func() int {
+		t.Helper()
+		res, err := h.Limiter("counter").Report(context.Background(), "ip:192.0.2.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Remaining
+	}
+	check(t, "served: a 404", do(h, 1, "GET", "/login", nil), 404)
+	if n := left(); n != 1 {
+		t.Fatalf("counter took a 404: %d left", n)
+	}
+	check(t, "strict denies", do(h, 1, "GET", "/login", nil), 429)
+	if n := left(); n != 0 {
+		t.Fatalf("counter did not count the 429: %d left", n)
 	}
 }
