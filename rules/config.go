@@ -23,6 +23,11 @@ type Config struct {
 	// unix socket as coming from a trusted proxy (see
 	// ratelimit.TrustUnixSocket); false by default.
 	TrustUnixSocket bool
+	// Plans are the file's plans (plans:), in its order, their limits
+	// named as the file names them (a name may be empty). The rules that
+	// use a plan hold their own copy of it, its limits named as their
+	// policies: see [Rule.Plans].
+	Plans []Plan
 	// Rules are the file's rules, in its order.
 	Rules []Rule
 
@@ -61,6 +66,23 @@ type Rule struct {
 	// Breaker is the circuit breaker's settings (ratelimit.WithBreaker);
 	// nil leaves the limiter's default.
 	Breaker *Breaker
+	// Plans, if set, are the plans a request of the rule is decided under,
+	// by the plan its context names (ratelimit.WithPlan), beside Limits,
+	// which every plan shares. Each plan gives the same limit names; the
+	// limits of one name, one per plan, are one ratelimit.Policy of the
+	// rule with ratelimit.Plans (a name every plan gives alike is a policy
+	// without plans). A request whose context names no plan of the rule is
+	// answered 500 and told to the limiter's error handler, never a silent
+	// default (see ratelimit.ErrUnknownPlan).
+	Plans []Plan
+	// Count, if set, are the response status codes that take the rule's
+	// cost, such as 401 and 403 for failed logins
+	// (ratelimit.WithCountIf(ratelimit.CountStatus(Count...))); nil counts
+	// every request.
+	Count []int
+	// Block is how long a key stays denied once the rule denies it
+	// (ratelimit.WithBlock); 0 blocks nothing.
+	Block time.Duration
 	// Line is the rule's line in its file, for messages; 0 if unknown.
 	Line int
 }
@@ -75,6 +97,14 @@ type Limit struct {
 	// Key keys this limit alone, such as ip for a per-address ceiling over
 	// a per-API-key limit; nil means the rule's Key.
 	Key []string
+}
+
+// Plan is one plan of a rules file, such as "free" or "pro": the limits of
+// a request whose context names it (ratelimit.WithPlan), in the rules that
+// use it.
+type Plan struct {
+	Name   string  // 1 to 64 letters, digits, '.', '_' or '-'
+	Limits []Limit // the plan's limits, each with a nil Key
 }
 
 // Breaker is the setting of a rule's circuit breaker.

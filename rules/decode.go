@@ -12,12 +12,15 @@ import (
 // The fields of each part of a rules file, in the order the messages list
 // them.
 var (
-	fileFields    = []string{"trusted_proxies", "client_ip_header", "trust_unix_socket", "defaults", "rules"}
-	settingFields = []string{"key", "cost", "headers", "dry_run", "on_error", "timeout", "problem_json", "deny_cache", "breaker"}
-	defaultFields = append([]string{"algorithm"}, settingFields...)
-	limitFields   = []string{"name", "rate", "period", "timezone", "burst", "algorithm", "key"}
-	ruleFields    = append([]string{"name", "match", "rate", "period", "timezone", "burst", "algorithm", "key", "limits"}, settingFields[1:]...)
-	breakerFields = []string{"failures", "cool_down"}
+	fileFields      = []string{"trusted_proxies", "client_ip_header", "trust_unix_socket", "defaults", "plans", "rules"}
+	settingFields   = []string{"key", "cost", "headers", "dry_run", "on_error", "timeout", "problem_json", "deny_cache", "breaker"}
+	defaultFields   = append([]string{"algorithm"}, settingFields...)
+	limitFields     = []string{"name", "rate", "period", "timezone", "burst", "algorithm", "key"}
+	planLimitFields = limitFields[:len(limitFields)-1] // a plan's limits take the rule's key
+	ruleFields      = append(append([]string{"name", "match", "rate", "period", "timezone", "burst", "algorithm", "key", "limits", "plans"},
+		settingFields[1:]...), responseFields...)
+	responseFields = []string{"count", "block"} // count.go
+	breakerFields  = []string{"failures", "cool_down"}
 )
 
 // place is where in the file a value is, for messages.
@@ -37,7 +40,8 @@ func (at place) in(field string) place {
 
 // parser decodes a yaml.Node tree, so that every error has a line.
 type parser struct {
-	file string
+	file  string
+	plans planDefs // the file's plans, for its rules (plans.go)
 }
 
 func (p *parser) fail(n *yaml.Node, at place, format string, args ...any) error {

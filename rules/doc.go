@@ -11,6 +11,14 @@
 //	  on_error: open
 //	  timeout: 100ms
 //
+//	plans:                          # the limits of each plan, by name
+//	  free:
+//	    - {rate: 60, period: 1m}
+//	    - {name: daily, rate: 1000, period: day, timezone: Europe/Berlin}
+//	  pro:
+//	    - {rate: 600, period: 1m}
+//	    - {name: daily, rate: 100000, period: day, timezone: Europe/Berlin}
+//
 //	rules:
 //	  - name: home
 //	    match: "GET /{$}"           # an http.ServeMux pattern
@@ -24,6 +32,18 @@
 //	      - {rate: 1000, period: 1h}                      # named "api-1h"
 //	      - {name: api-per-ip, rate: 200, period: 1m, key: ip}
 //	    problem_json: true
+//	  - name: products
+//	    match: /products/
+//	    key: header:X-API-Key
+//	    rate: 1200                  # every plan's ceiling
+//	    period: 1m
+//	    plans: [free, pro]          # and the limits of the request's plan
+//	  - name: login
+//	    match: "POST /login"
+//	    rate: 5
+//	    period: 15m
+//	    count: [401, 403]           # only failed logins take the budget
+//	    block: 15m                  # then the address waits 15 minutes
 //	  - name: account
 //	    match: /account/
 //	    key: user                   # the user WithUser gives; none: 401
@@ -48,7 +68,10 @@
 // trusted proxy (ratelimit.TrustUnixSocket); false by default. defaults:
 // settings of every rule (key, algorithm, cost, headers, dry_run, on_error,
 // timeout, problem_json, deny_cache, breaker), each of which a rule may
-// set again. rules: the rules, at least one.
+// set again. plans: each plan's name (1 to 64 letters, digits, '.', '_' or
+// '-') and its limits, a list of {name, rate, period, timezone, burst,
+// algorithm} or one of them (see Plans below). rules: the rules, at least
+// one.
 //
 // # Rules
 //
@@ -76,6 +99,8 @@
 //     "-3" if that is taken.
 //   - rate, period, timezone, burst, algorithm: shorthand for a one-limit list; a
 //     rule gives these or limits, not both.
+//   - plans: the plans of the file the rule decides by, a list such as
+//     [free, pro] (or one name); see Plans below.
 //   - key: ip, user, route, header:NAME, or parts joined with "+" such as
 //     route+ip; a list means the first the request has. Default ip. user
 //     is the identity given by [WithUser]; a request without one is
@@ -103,6 +128,43 @@
 //   - breaker: off, or {failures, cool_down} (ratelimit.WithBreaker;
 //     defaults 5 and 500ms); default a breaker on stores such as Redis,
 //     none on the memory store.
+//   - count: the response status codes that take the rule's cost, a list
+//     such as [401, 403] (or one code), each 100 to 599, once
+//     (ratelimit.WithCountIf(ratelimit.CountStatus(...))): a request passes
+//     while the key has room for its cost, and the cost is taken after the
+//     response, only if its status is one of them. Default: every request
+//     counts. The Handler counts after next has answered, also when a
+//     later rule (another reading of the path) denied the request.
+//   - block: once the rule denies a key, deny it for this long whatever
+//     its budget (ratelimit.WithBlock), such as 15m; positive. Default: no
+//     block.
+//
+// The fields count and block, like name, match, limits and plans, belong
+// to a rule alone: the defaults do not take them.
+//
+// # Plans
+//
+// A rule with plans decides each request under the limits of the plan its
+// context names: the app's authentication, which knows the customer,
+// calls ratelimit.WithPlan before the Handler; nothing the client sends
+// chooses a plan. A request whose context names no plan of the rule, or
+// one it does not use, is answered 500 and told to the error handler
+// (ratelimit.ErrUnknownPlan), never decided under a default plan.
+//
+// The limits of a rule's plans pair by name, else by period ("1m", "day"),
+// so every plan of a rule gives the same names (or periods): each pair is
+// one policy of the rule, named as the rule's further limits are (its
+// name, else rule-period, such as "products-1m"), with one
+// ratelimit.Plan per plan, and shows in RateLimit-Policy as
+// "policy.plan" ("products-1m.pro"). A limit every plan gives alike is a
+// policy without plans; two plans of three that give one alike are an
+// error, since the headers could not tell them apart. A key keeps one
+// budget across plans: an upgrade raises its ceiling at once.
+//
+// A rule with plans has a limit of its own too (rate and period, or
+// limits), which every plan shares, such as a ceiling per client: its
+// limiter is named after it. The plans' limits take the rule's key and
+// the defaults' algorithm, and cost may not exceed any of them.
 //
 // Unknown fields, bad values and conflicting patterns are errors that name
 // the file, line, rule and field, such as
@@ -146,6 +208,9 @@
 // rebuilt limiter keeps the budgets of the limits that kept their names,
 // read under their new values (see [Handler.Apply] for what a tightened
 // limit can hand back once; rename a limit to start it afresh).
+// A rule's plans are its fields too: a reload that changes a plan changes
+// the rules that use it, and a rule that names a plan the file lacks
+// fails the reload.
 // The returned [Changes] name the rules added, removed and changed:
 //
 //	h, err := rules.NewHandler(cfg, store, app)

@@ -62,7 +62,7 @@ rules:
     burts: 10
 `))
 	fmt.Println(err)
-	// Output: rules: line 7: rule "api": unknown field "burts" (fields: name, match, rate, period, timezone, burst, algorithm, key, limits, cost, headers, dry_run, on_error, timeout, problem_json, deny_cache, breaker)
+	// Output: rules: line 7: rule "api": unknown field "burts" (fields: name, match, rate, period, timezone, burst, algorithm, key, limits, plans, cost, headers, dry_run, on_error, timeout, problem_json, deny_cache, breaker, count, block)
 }
 
 func ExampleConfig_Handler() {

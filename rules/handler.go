@@ -31,7 +31,9 @@ func WithUser(f func(*http.Request) (user string, ok bool)) Option {
 
 // WithLimiterOptions adds opts to every rule's limiter, after the rule's
 // own (so they can override them), such as ratelimit.WithObserver or
-// ratelimit.WithFallback.
+// ratelimit.WithFallback. To count only some responses, give the rule a
+// count in the file: the Handler counts the responses of those rules
+// alone, so a ratelimit.WithCountIf given here would count nothing.
 func WithLimiterOptions(opts ...ratelimit.Option) Option {
 	return func(o *options) { o.limiters = append(o.limiters, opts...) }
 }
@@ -74,6 +76,7 @@ type ruleSet struct {
 type entry struct {
 	rule    Rule
 	limiter *ratelimit.Limiter
+	counts  bool // the rule counts only some responses (count.go)
 }
 
 // NewHandler returns next behind the rules of cfg, whose limiters take
@@ -104,7 +107,14 @@ func (c *Config) Handler(store ratelimit.Store, next http.Handler, opts ...ratel
 // to next.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	var buf [maxHits]hit
-	for _, hit := range h.set.Load().hits(req, buf[:0]) {
+	hits := h.set.Load().hits(req, buf[:0])
+	for _, hit := range hits {
+		if hit.e.counts {
+			h.serveCounting(w, req, hits) // count.go
+			return
+		}
+	}
+	for _, hit := range hits {
 		keyed := req.WithContext(req.Context()) // the limiter sees the rule's pattern
 		keyed.Pattern = hit.pattern
 		if !hit.e.limiter.Admit(w, keyed) {
@@ -161,7 +171,7 @@ func (h *Handler) build(cfg *Config, old *ruleSet) (*ruleSet, Changes, error) {
 		if old != nil {
 			prev = old.byName[r.Name]
 		}
-		e := &entry{rule: r}
+		e := &entry{rule: r, counts: len(r.Count) > 0}
 		switch {
 		case prev == nil:
 			ch.Added = append(ch.Added, r.Name)

@@ -13,9 +13,10 @@ import (
 // Limiter builds the rule's limiter on store, with opts after the rule's
 // own options (so they can override them): named after the first limit
 // (which is named after the rule unless it has a name of its own), keyed by
-// the first limit's key, each further limit a ratelimit.Policy. A rule
-// keyed by user needs [WithUser], which only [NewHandler] takes: Limiter
-// fails on it.
+// the first limit's key, each further limit a ratelimit.Policy, then the
+// policies of its plans (see [Rule.Plans]); Count and Block are
+// ratelimit.WithCountIf and ratelimit.WithBlock. A rule keyed by user needs
+// [WithUser], which only [NewHandler] takes: Limiter fails on it.
 func (c *Config) Limiter(r Rule, store ratelimit.Store, opts ...ratelimit.Option) (*ratelimit.Limiter, error) {
 	return c.keys(nil).limiter(r, store, opts)
 }
@@ -54,6 +55,27 @@ func (k keys) limiter(r Rule, store ratelimit.Store, opts []ratelimit.Option) (*
 			}
 		}
 		all = append(all, ratelimit.WithPolicy(p))
+	}
+	plans, err := r.planPolicies() // plans.go
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range plans {
+		if !slices.Equal(key, own) { // a plan's limits take the rule's key
+			if p.Key, err = k.keyFunc(key); err != nil {
+				return nil, err
+			}
+		}
+		all = append(all, ratelimit.WithPolicy(p))
+	}
+	if err := r.checkResponse(); err != nil { // count.go
+		return nil, err
+	}
+	if len(r.Count) > 0 {
+		all = append(all, ratelimit.WithCountIf(ratelimit.CountStatus(r.Count...)))
+	}
+	if r.Block > 0 {
+		all = append(all, ratelimit.WithBlock(r.Block))
 	}
 	if r.DryRun {
 		all = append(all, ratelimit.WithDryRun())
@@ -134,6 +156,9 @@ func (r Rule) String() string {
 		}
 		b.WriteString(l.Name + ": " + l.Limit.String() + " per " + strings.Join(key, " else "))
 	}
+	if len(r.Plans) > 0 {
+		describePlans(&b, r)
+	}
 	var extra []string
 	if r.Cost != 1 {
 		extra = append(extra, "cost "+strconv.Itoa(r.Cost))
@@ -144,6 +169,7 @@ func (r Rule) String() string {
 	if r.FailClosed {
 		extra = append(extra, "fails closed")
 	}
+	extra = append(extra, r.describeResponse()...)
 	if len(extra) > 0 {
 		b.WriteString(" (" + strings.Join(extra, ", ") + ")")
 	}

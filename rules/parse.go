@@ -59,7 +59,7 @@ func (p *parser) config(doc *yaml.Node) (*Config, error) {
 	// defaults are applied to every rule: the prototype rule holds them.
 	proto := Rule{Key: []string{"ip"}, Cost: 1}
 	alg := ratelimit.TokenBucket
-	var rules *yaml.Node
+	var rules, plans *yaml.Node
 	for _, f := range pairs {
 		at := place{field: f.name}
 		switch f.name {
@@ -107,8 +107,15 @@ func (p *parser) config(doc *yaml.Node) (*Config, error) {
 					return nil, err
 				}
 			}
+		case "plans":
+			plans = f.value
 		case "rules":
 			rules = f.value
+		}
+	}
+	if plans != nil { // after the defaults, whose algorithm the plans' limits take
+		if c.Plans, err = p.filePlans(plans, alg); err != nil {
+			return nil, err
 		}
 	}
 	if rules == nil || rules.Kind == yaml.ScalarNode && rules.ShortTag() == "!!null" {

@@ -35,7 +35,7 @@ func (p *parser) rule(n *yaml.Node, index int, proto Rule, alg ratelimit.Algorit
 	r := proto
 	r.Line = n.Line
 	var short []pair
-	var limits *pair
+	var limits, plans *pair
 	for _, f := range pairs {
 		fat := at.in(f.name)
 		switch {
@@ -47,6 +47,10 @@ func (p *parser) rule(n *yaml.Node, index int, proto Rule, alg ratelimit.Algorit
 			r.Match, err = p.str(f.value, fat)
 		case f.name == "limits":
 			limits = &f
+		case f.name == "plans":
+			plans = &f
+		case contains(responseFields, f.name):
+			err = p.response(&r, f, fat) // count.go
 		case contains(shorthand, f.name):
 			short = append(short, f)
 		default:
@@ -90,6 +94,8 @@ func (p *parser) rule(n *yaml.Node, index int, proto Rule, alg ratelimit.Algorit
 			return Rule{}, err
 		}
 		r.Limits = []Limit{l}
+	case plans != nil:
+		return Rule{}, p.fail(n, at, "%v", errNoOwnLimit)
 	default:
 		return Rule{}, p.fail(n, at, "want rate and period, or limits")
 	}
@@ -97,9 +103,21 @@ func (p *parser) rule(n *yaml.Node, index int, proto Rule, alg ratelimit.Algorit
 		return Rule{}, err
 	}
 	r.Limit = r.Limits[0].Limit
+	if plans != nil {
+		if err := p.rulePlans(&r, plans, at); err != nil {
+			return Rule{}, err
+		}
+	}
 	for _, l := range r.Limits {
 		if c := l.Limit.Capacity(); r.Cost > c {
 			return Rule{}, p.fail(n, at.in("cost"), "%d is more than limit %q can ever hold (%d): no request could pass", r.Cost, l.Name, c)
+		}
+	}
+	for _, pl := range r.Plans {
+		for _, l := range pl.Limits {
+			if c := l.Limit.Capacity(); r.Cost > c {
+				return Rule{}, p.fail(n, at.in("cost"), "%d is more than limit %q of plan %q can ever hold (%d): no request on that plan could pass", r.Cost, l.Name, pl.Name, c)
+			}
 		}
 	}
 	return r, nil
