@@ -43,16 +43,24 @@ import (
 type Option func(*config)
 
 type config struct {
-	key ratelimit.KeyFunc // nil: the limiter's own
+	key  ratelimit.KeyFunc // nil: the limiter's own
+	fast callKey           // key's, without a request; nil: none
 }
 
 // KeyByPeer keys calls by the peer's address, as ratelimit.KeyByIP(opts...)
 // keys HTTP requests: IPv6 grouped by /64, forwarding metadata
 // (x-forwarded-for, forwarded) believed only from the trusted proxies opts
-// name. It is the default of a limiter built without ratelimit.WithKeyFunc.
+// name, and with ratelimit.TrustUnixSocket from a peer on a unix socket.
+// It is the default of a limiter built without ratelimit.WithKeyFunc, but
+// pass it for the fast path: without a key Option the interceptors run the
+// limiter's own KeyFunc, on a request made from the call.
 func KeyByPeer(opts ...ratelimit.IPOption) Option {
 	f := ratelimit.KeyByIP(opts...)
-	return func(c *config) { c.key = f }
+	var fast callKey
+	if k, err := ratelimit.NewIPKey(opts...); err == nil {
+		fast = peerKey(k)
+	} // else f fails every call with the error, on the slow path
+	return func(c *config) { c.key, c.fast = f, fast }
 }
 
 // KeyByMetadata keys calls by the metadata value name, such as an API key
@@ -60,7 +68,8 @@ func KeyByPeer(opts ...ratelimit.IPOption) Option {
 // is ratelimit.KeyByHeader(name) over the call's metadata.
 func KeyByMetadata(name string) Option {
 	f := ratelimit.KeyByHeader(name)
-	return func(c *config) { c.key = f }
+	fast := metadataKey(name, f)
+	return func(c *config) { c.key, c.fast = f, fast }
 }
 
 // KeyByMethod keys calls by their full method name, such as
@@ -68,7 +77,7 @@ func KeyByMetadata(name string) Option {
 // client. Method names come from the server's registered services, never
 // from a client's choice.
 func KeyByMethod() Option {
-	return func(c *config) { c.key = ratelimit.KeyByRoute() }
+	return func(c *config) { c.key, c.fast = ratelimit.KeyByRoute(), methodKey() }
 }
 
 func newConfig(opts []Option) config {
