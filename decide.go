@@ -2,9 +2,10 @@ package ratelimit
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/maphash"
+	"math/rand/v2"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -129,7 +130,7 @@ func (l *Limiter) keyCall(ctx context.Context, key string, p *pass) error {
 // nothing. It is safe for concurrent use by multiple goroutines.
 type IPKey struct {
 	c     ipConfig
-	seed  maphash.Seed
+	seed  uint64 // random: no client picks another's slot
 	slots *[ipKeySlots]atomic.Pointer[ipKeyEntry]
 }
 
@@ -155,7 +156,7 @@ func NewIPKey(opts ...IPOption) (*IPKey, error) {
 	if c.header == "" || slices.ContainsFunc(c.trusted, func(p netip.Prefix) bool { return !p.IsValid() }) {
 		return nil, fmt.Errorf(`ratelimit: NewIPKey: an invalid trusted prefix or ClientIPHeader(""): %w`, ErrBadConfig)
 	}
-	return &IPKey{c: c, seed: maphash.MakeSeed(), slots: new([ipKeySlots]atomic.Pointer[ipKeyEntry])}, nil
+	return &IPKey{c: c, seed: rand.Uint64(), slots: new([ipKeySlots]atomic.Pointer[ipKeyEntry])}, nil
 }
 
 // Header returns the canonical name of the one header that k believes
@@ -204,7 +205,9 @@ func (k *IPKey) Key(remote netip.Addr, unix bool, header func() []string) string
 // seen recently.
 func (k *IPKey) key(a netip.Addr) string {
 	b := a.As16()
-	slot := &k.slots[maphash.Bytes(k.seed, b[:])&(ipKeySlots-1)]
+	hi, lo := binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])
+	sum := (hi^k.seed)*0x9e3779b97f4a7c15 ^ (lo+k.seed)*0xc2b2ae3d27d4eb4f
+	slot := &k.slots[(sum^sum>>29)&(ipKeySlots-1)]
 	if e := slot.Load(); e != nil && e.addr == a {
 		return e.key
 	}

@@ -7,17 +7,33 @@
 //	import grpclimit "github.com/ratelimit-go/ratelimit/adapters/grpc"
 //
 //	limiter, _ := ratelimit.New(store, ratelimit.PerMinute(100))
+//	key := grpclimit.KeyByPeer()
 //	srv := grpc.NewServer(
-//		grpc.ChainUnaryInterceptor(grpclimit.UnaryServerInterceptor(limiter)),
-//		grpc.ChainStreamInterceptor(grpclimit.StreamServerInterceptor(limiter)))
+//		grpc.ChainUnaryInterceptor(grpclimit.UnaryServerInterceptor(limiter, key)),
+//		grpc.ChainStreamInterceptor(grpclimit.StreamServerInterceptor(limiter, key)))
 //
-// A call is keyed as the limiter keys an HTTP request, on a request made from
-// the call: RemoteAddr is the peer's address, the headers are the call's
-// metadata (so ratelimit.KeyByIP with ratelimit.TrustProxies honours an
-// x-forwarded-for that a trusted proxy puts in the metadata, and
-// ratelimit.KeyByHeader("x-api-key") reads a metadata value), and the path and
-// pattern are the full method name (so ratelimit.KeyByRoute keys by method).
-// [KeyByPeer], [KeyByMetadata] and [KeyByMethod] say the same at the call site.
+// With [KeyByPeer], [KeyByMetadata] or [KeyByMethod], a call is keyed from
+// its context (the peer's address, forwarding metadata from the trusted
+// proxies KeyByPeer names, a metadata value, the full method name) and
+// decided by ratelimit.Limiter.AdmitKey, through the limiter's one pass,
+// without an *http.Request: the interceptor then costs about what the HTTP
+// middleware costs, and allocates nothing of its own for a returning
+// client's allowed call (the metadata of recurring header values is made
+// once and shared). The keys are those of ratelimit.KeyByIP,
+// ratelimit.KeyByHeader and ratelimit.KeyByRoute.
+//
+// The slow path makes an HTTP request from the call, for what only a
+// request can give: it is taken without a key Option (the limiter's own
+// KeyFunc then keys the call, even the default ratelimit.KeyByIP()), and
+// for a limiter that reads the request (ratelimit.WithSkip, WithCost,
+// WithCountIf, a deny handler of its own, a Policy with a Key of its own;
+// see ratelimit.Limiter.DecidesByKey). On it, RemoteAddr is the peer's
+// address, the headers are the call's metadata (so ratelimit.KeyByIP with
+// ratelimit.TrustProxies honours an x-forwarded-for that a trusted proxy
+// puts in the metadata, and ratelimit.KeyByHeader("x-api-key") reads a
+// metadata value), and the path and pattern are the full method name (so
+// ratelimit.KeyByRoute keys by method). On the fast path the limiter's
+// error handler and observer are given a nil *http.Request.
 //
 // A denial is codes.ResourceExhausted with a google.rpc.RetryInfo detail and
 // the grpc-retry-pushback-ms trailer, which gRPC clients' retry policies

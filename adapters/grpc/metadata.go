@@ -56,11 +56,13 @@ func newMetadataCache() metadataCache {
 func (c metadataCache) of(h http.Header) *callMetadata {
 	var values [len(headerNames)]string
 	var sum uint64
-	for k, vs := range h {
-		i := headerIndex(k)
-		if i < 0 {
-			continue // Content-Type and the like of an HTTP error body
+	found := 0
+	for i := 0; i < len(headerNames) && found < len(h); i++ { // lookups: a range would cost more
+		vs, ok := h[headerNames[i].header]
+		if !ok {
+			continue
 		}
+		found++
 		if len(vs) != 1 {
 			return newCallMetadata(h) // not the limiter's own: never shared
 		}
