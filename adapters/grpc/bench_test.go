@@ -49,11 +49,19 @@ func benchLimiter(b *testing.B, opts ...ratelimit.Option) *ratelimit.Limiter {
 
 // BenchmarkOverhead compares what the unary interceptor adds to a bare
 // handler with what the HTTP middleware adds to a bare http.Handler, on the
-// same limiter and store: the interceptor's target is to add no more.
+// same limit and store, allowed calls of one client: keyed by its address
+// (grpc/peer against http/ip) and by an API key (grpc/metadata against
+// http/header). The interceptor's target is to add no more. grpc/own-keyfunc
+// is the slow path, the limiter's own KeyFunc on a request made from the
+// call. Report (grpc/peer - grpc/bare) / (http/ip - http/bare), and the
+// same for metadata and header.
 func BenchmarkOverhead(b *testing.B) {
 	addr := &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 1234}
 	ctx := peer.NewContext(context.Background(), &peer.Peer{Addr: addr})
 	ctx = grpc.NewContextWithServerTransportStream(ctx, stream{})
+	// The metadata a gRPC server gives a call, and an API key.
+	ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(":authority", "localhost:50051",
+		"content-type", "application/grpc", "user-agent", "grpc-go/1.85.0", "x-api-key", "alice"))
 	info := &grpc.UnaryServerInfo{FullMethod: stream{}.Method()}
 	handler := func(context.Context, any) (any, error) { return nil, nil }
 
@@ -63,19 +71,29 @@ func BenchmarkOverhead(b *testing.B) {
 			handler(ctx, nil)
 		}
 	})
-	b.Run("grpc/interceptor", func(b *testing.B) {
-		intercept := grpclimit.UnaryServerInterceptor(benchLimiter(b))
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := intercept(ctx, nil, info, handler); err != nil {
-				b.Fatal(err)
+	for _, tt := range []struct {
+		name string
+		opts []grpclimit.Option
+	}{
+		{"grpc/peer", []grpclimit.Option{grpclimit.KeyByPeer()}},
+		{"grpc/metadata", []grpclimit.Option{grpclimit.KeyByMetadata("x-api-key")}},
+		{"grpc/own-keyfunc", nil},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			intercept := grpclimit.UnaryServerInterceptor(benchLimiter(b), tt.opts...)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := intercept(ctx, nil, info, handler); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
+		})
+	}
 
 	bare := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
 	r.RemoteAddr = addr.String()
+	r.Header.Set("X-Api-Key", "alice")
 	w := &writer{header: http.Header{}}
 	b.Run("http/bare", func(b *testing.B) {
 		b.ReportAllocs()
@@ -83,14 +101,22 @@ func BenchmarkOverhead(b *testing.B) {
 			bare.ServeHTTP(w, r)
 		}
 	})
-	b.Run("http/middleware", func(b *testing.B) {
-		h := benchLimiter(b).Handler(bare)
-		b.ReportAllocs()
-		for b.Loop() {
-			clear(w.header) // as a server's writer starts each response
-			h.ServeHTTP(w, r)
-		}
-	})
+	for _, tt := range []struct {
+		name string
+		opts []ratelimit.Option
+	}{
+		{"http/ip", nil},
+		{"http/header", []ratelimit.Option{ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Api-Key"))}},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			h := benchLimiter(b, tt.opts...).Handler(bare)
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(w.header) // as a server's writer starts each response
+				h.ServeHTTP(w, r)
+			}
+		})
+	}
 }
 
 // BenchmarkLoopbackCall is one unary call over a real loopback connection,

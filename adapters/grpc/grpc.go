@@ -7,17 +7,33 @@
 //	import grpclimit "github.com/ratelimit-go/ratelimit/adapters/grpc"
 //
 //	limiter, _ := ratelimit.New(store, ratelimit.PerMinute(100))
+//	key := grpclimit.KeyByPeer()
 //	srv := grpc.NewServer(
-//		grpc.ChainUnaryInterceptor(grpclimit.UnaryServerInterceptor(limiter)),
-//		grpc.ChainStreamInterceptor(grpclimit.StreamServerInterceptor(limiter)))
+//		grpc.ChainUnaryInterceptor(grpclimit.UnaryServerInterceptor(limiter, key)),
+//		grpc.ChainStreamInterceptor(grpclimit.StreamServerInterceptor(limiter, key)))
 //
-// A call is keyed as the limiter keys an HTTP request, on a request made from
-// the call: RemoteAddr is the peer's address, the headers are the call's
-// metadata (so ratelimit.KeyByIP with ratelimit.TrustProxies honours an
-// x-forwarded-for that a trusted proxy puts in the metadata, and
-// ratelimit.KeyByHeader("x-api-key") reads a metadata value), and the path and
-// pattern are the full method name (so ratelimit.KeyByRoute keys by method).
-// [KeyByPeer], [KeyByMetadata] and [KeyByMethod] say the same at the call site.
+// With [KeyByPeer], [KeyByMetadata] or [KeyByMethod], a call is keyed from
+// its context (the peer's address, forwarding metadata from the trusted
+// proxies KeyByPeer names, a metadata value, the full method name) and
+// decided by ratelimit.Limiter.AdmitKey, through the limiter's one pass,
+// without an *http.Request: the interceptor then costs about what the HTTP
+// middleware costs, and allocates nothing of its own for a returning
+// client's allowed call (the metadata of recurring header values is made
+// once and shared). The keys are those of ratelimit.KeyByIP,
+// ratelimit.KeyByHeader and ratelimit.KeyByRoute.
+//
+// The slow path makes an HTTP request from the call, for what only a
+// request can give: it is taken without a key Option (the limiter's own
+// KeyFunc then keys the call, even the default ratelimit.KeyByIP()), and
+// for a limiter that reads the request (ratelimit.WithSkip, WithCost,
+// WithCountIf, a deny handler of its own, a Policy with a Key of its own;
+// see ratelimit.Limiter.DecidesByKey). On it, RemoteAddr is the peer's
+// address, the headers are the call's metadata (so ratelimit.KeyByIP with
+// ratelimit.TrustProxies honours an x-forwarded-for that a trusted proxy
+// puts in the metadata, and ratelimit.KeyByHeader("x-api-key") reads a
+// metadata value), and the path and pattern are the full method name (so
+// ratelimit.KeyByRoute keys by method). On the fast path the limiter's
+// error handler and observer are given a nil *http.Request.
 //
 // A denial is codes.ResourceExhausted with a google.rpc.RetryInfo detail and
 // the grpc-retry-pushback-ms trailer, which gRPC clients' retry policies
@@ -43,16 +59,24 @@ import (
 type Option func(*config)
 
 type config struct {
-	key ratelimit.KeyFunc // nil: the limiter's own
+	key  ratelimit.KeyFunc // nil: the limiter's own
+	fast callKey           // key's, without a request; nil: none
 }
 
 // KeyByPeer keys calls by the peer's address, as ratelimit.KeyByIP(opts...)
 // keys HTTP requests: IPv6 grouped by /64, forwarding metadata
 // (x-forwarded-for, forwarded) believed only from the trusted proxies opts
-// name. It is the default of a limiter built without ratelimit.WithKeyFunc.
+// name, and with ratelimit.TrustUnixSocket from a peer on a unix socket.
+// It is the default of a limiter built without ratelimit.WithKeyFunc, but
+// pass it for the fast path: without a key Option the interceptors run the
+// limiter's own KeyFunc, on a request made from the call.
 func KeyByPeer(opts ...ratelimit.IPOption) Option {
 	f := ratelimit.KeyByIP(opts...)
-	return func(c *config) { c.key = f }
+	var fast callKey
+	if k, err := ratelimit.NewIPKey(opts...); err == nil {
+		fast = peerKey(k)
+	} // else f fails every call with the error, on the slow path
+	return func(c *config) { c.key, c.fast = f, fast }
 }
 
 // KeyByMetadata keys calls by the metadata value name, such as an API key
@@ -60,7 +84,8 @@ func KeyByPeer(opts ...ratelimit.IPOption) Option {
 // is ratelimit.KeyByHeader(name) over the call's metadata.
 func KeyByMetadata(name string) Option {
 	f := ratelimit.KeyByHeader(name)
-	return func(c *config) { c.key = f }
+	fast := metadataKey(name, f)
+	return func(c *config) { c.key, c.fast = f, fast }
 }
 
 // KeyByMethod keys calls by their full method name, such as
@@ -68,7 +93,7 @@ func KeyByMetadata(name string) Option {
 // client. Method names come from the server's registered services, never
 // from a client's choice.
 func KeyByMethod() Option {
-	return func(c *config) { c.key = ratelimit.KeyByRoute() }
+	return func(c *config) { c.key, c.fast = ratelimit.KeyByRoute(), methodKey() }
 }
 
 func newConfig(opts []Option) config {
