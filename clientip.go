@@ -135,15 +135,9 @@ func GroupIPv4ByPrefix(bits int) IPOption { return func(c *ipConfig) { c.v4Bits 
 // header name is bad configuration: [New] (through [WithKeyFunc] or
 // [Policy].Key) reports it, and the KeyFunc fails every request with it.
 func KeyByIP(opts ...IPOption) KeyFunc {
-	c := ipConfig{header: "X-Forwarded-For", kind: listHeader, v4Bits: 32, v6Bits: 64}
-	for _, o := range opts {
-		o(&c)
-	}
-	if c.v4Bits < 0 || c.v4Bits > 32 || c.v6Bits < 0 || c.v6Bits > 128 {
-		return badKeyFunc(fmt.Errorf("ratelimit: KeyByIP: prefix lengths /%d (IPv4) and /%d (IPv6) out of range", c.v4Bits, c.v6Bits))
-	}
-	if c.header == "" || slices.ContainsFunc(c.trusted, func(p netip.Prefix) bool { return !p.IsValid() }) {
-		return badKeyFunc(errors.New(`ratelimit: KeyByIP: an invalid trusted prefix or ClientIPHeader("")`))
+	c, err := newIPConfig(opts)
+	if err != nil {
+		return badKeyFunc(fmt.Errorf("ratelimit: KeyByIP: %s", err))
 	}
 	return func(r *http.Request) (string, error) {
 		addr, ok := c.clientAddr(r)
@@ -154,18 +148,45 @@ func KeyByIP(opts ...IPOption) KeyFunc {
 	}
 }
 
+// newIPConfig returns the configuration of opts, or what is wrong with it.
+func newIPConfig(opts []IPOption) (ipConfig, error) {
+	c := ipConfig{header: "X-Forwarded-For", kind: listHeader, v4Bits: 32, v6Bits: 64}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.v4Bits < 0 || c.v4Bits > 32 || c.v6Bits < 0 || c.v6Bits > 128 {
+		return c, fmt.Errorf("prefix lengths /%d (IPv4) and /%d (IPv6) out of range", c.v4Bits, c.v6Bits)
+	}
+	if c.header == "" || slices.ContainsFunc(c.trusted, func(p netip.Prefix) bool { return !p.IsValid() }) {
+		return c, errors.New(`an invalid trusted prefix or ClientIPHeader("")`)
+	}
+	return c, nil
+}
+
 // clientAddr returns the client's address, following trusted proxies, or
 // false if it cannot be known.
 func (c *ipConfig) clientAddr(r *http.Request) (netip.Addr, bool) {
+	header := func() []string { return r.Header[c.header] }
+	if c.trustUnix && overUnixSocket(r) { // no address to parse: a failed parse allocates
+		return c.resolve(netip.Addr{}, false, true, header)
+	}
+	remote, ok := parseHop(r.RemoteAddr)
+	return c.resolve(remote, ok, false, header)
+}
+
+// resolve returns the client's address of a connection from remote (ok:
+// remote is an address), over a unix socket if unix, following trusted
+// proxies through the lines of the header that header returns (read only
+// for a trusted connection); false if it cannot be known.
+func (c *ipConfig) resolve(remote netip.Addr, ok, unix bool, header func() []string) (netip.Addr, bool) {
 	var proxy netip.Addr // the trusted connection; invalid for a unix socket
-	if !c.trustUnix || !overUnixSocket(r) {
-		remote, ok := parseHop(r.RemoteAddr)
+	if !c.trustUnix || !unix {
 		if !ok || !c.isTrusted(remote) {
 			return remote, ok
 		}
 		proxy = remote
 	}
-	lines := r.Header[c.header]
+	lines := header()
 	if c.kind != singleHeader {
 		return c.rightmostUntrusted(proxy, lines)
 	}

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/netip"
-	"slices"
 	"sync/atomic"
 )
 
@@ -68,38 +67,7 @@ func (l *Limiter) AdmitKey(ctx context.Context, key string, h http.Header) (ok b
 			l.observe(nil, p, o)
 		}
 	}
-	switch o.end {
-	case badKey:
-		var missing *MissingKeyError
-		if errors.As(o.err, &missing) && missing.Status >= 400 && missing.Status <= 499 {
-			return false, missing.Status
-		}
-		return false, http.StatusBadRequest
-	case gone:
-		return false, 0
-	case badCost:
-		l.onError(nil, o.err)
-		return false, http.StatusInternalServerError
-	case undecided:
-		l.onError(nil, o.err)
-		if l.failClosed {
-			return false, http.StatusServiceUnavailable
-		}
-		return true, http.StatusOK
-	}
-	if o.err != nil {
-		l.onError(nil, o.err) // the fallback store decided
-	}
-	if !o.res.Allowed && l.dryRun {
-		l.logWouldDeny(nil, o.res)
-		l.writeHeaders(h, o, false)
-		return true, http.StatusOK
-	}
-	l.writeHeaders(h, o, !o.res.Allowed)
-	if !o.res.Allowed {
-		return false, http.StatusTooManyRequests
-	}
-	return true, http.StatusOK
+	return l.conclude(nil, h, o)
 }
 
 // keyCall keys p under every policy with the caller's key, as keyRequest
@@ -146,15 +114,9 @@ type ipKeyEntry struct {
 // length out of range, an invalid trusted prefix or an empty header name
 // is an error wrapping [ErrBadConfig].
 func NewIPKey(opts ...IPOption) (*IPKey, error) {
-	c := ipConfig{header: "X-Forwarded-For", kind: listHeader, v4Bits: 32, v6Bits: 64}
-	for _, o := range opts {
-		o(&c)
-	}
-	if c.v4Bits < 0 || c.v4Bits > 32 || c.v6Bits < 0 || c.v6Bits > 128 {
-		return nil, fmt.Errorf("ratelimit: NewIPKey: prefix lengths /%d (IPv4) and /%d (IPv6) out of range: %w", c.v4Bits, c.v6Bits, ErrBadConfig)
-	}
-	if c.header == "" || slices.ContainsFunc(c.trusted, func(p netip.Prefix) bool { return !p.IsValid() }) {
-		return nil, fmt.Errorf(`ratelimit: NewIPKey: an invalid trusted prefix or ClientIPHeader(""): %w`, ErrBadConfig)
+	c, err := newIPConfig(opts)
+	if err != nil {
+		return nil, fmt.Errorf("ratelimit: NewIPKey: %s: %w", err, ErrBadConfig)
 	}
 	return &IPKey{c: c, seed: rand.Uint64(), slots: new([ipKeySlots]atomic.Pointer[ipKeyEntry])}, nil
 }
@@ -172,34 +134,17 @@ func (k *IPKey) Header() string { return k.c.header }
 // its lines.
 func (k *IPKey) Key(remote netip.Addr, unix bool, header func() []string) string {
 	remote = remote.Unmap().WithZone("")
-	var proxy netip.Addr // the trusted connection; invalid for a unix socket
-	if !k.c.trustUnix || !unix {
-		if !remote.IsValid() {
-			return UnknownAddrKey
-		}
-		if !k.c.isTrusted(remote) {
-			return k.key(remote)
-		}
-		proxy = remote
+	if header == nil {
+		header = noLines
 	}
-	var lines []string
-	if header != nil {
-		lines = header()
-	}
-	a, ok := proxy, proxy.IsValid()
-	if k.c.kind != singleHeader {
-		a, ok = k.c.rightmostUntrusted(proxy, lines)
-	} else if len(lines) > 0 {
-		_, last := lastElement(lines[len(lines)-1])
-		if hop, valid := parseHop(last); valid {
-			a, ok = hop, true
-		}
-	}
+	a, ok := k.c.resolve(remote, remote.IsValid(), unix, header)
 	if !ok {
 		return UnknownAddrKey
 	}
 	return k.key(a)
 }
+
+func noLines() []string { return nil }
 
 // key returns the key of client address a, from the table when a was
 // seen recently.

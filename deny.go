@@ -24,14 +24,21 @@ func (l *Limiter) writeDenial(w http.ResponseWriter, r *http.Request, p *pass) {
 func writeKeyError(w http.ResponseWriter, err error) {
 	var missing *MissingKeyError
 	if errors.As(err, &missing) {
-		status := missing.Status
-		if status < 400 || status > 499 {
-			status = http.StatusBadRequest // a client error, whatever the KeyFunc said
-		}
-		http.Error(w, "missing "+missing.What, status)
+		http.Error(w, "missing "+missing.What, keyErrorStatus(err))
 		return
 	}
 	http.Error(w, http.StatusText(http.StatusBadRequest), http.StatusBadRequest)
+}
+
+// keyErrorStatus is the status of a request keyed with err: a
+// [MissingKeyError]'s own 4xx, else 400 (a client error, whatever the
+// KeyFunc said).
+func keyErrorStatus(err error) int {
+	var missing *MissingKeyError
+	if errors.As(err, &missing) && missing.Status >= 400 && missing.Status <= 499 {
+		return missing.Status
+	}
+	return http.StatusBadRequest
 }
 
 type violatedKey struct{}

@@ -60,37 +60,52 @@ func (l *Limiter) AdmitWithKeyFunc(w http.ResponseWriter, r *http.Request, keyFu
 			l.observe(r, p, o)
 		}
 	}
+	ok, status := l.conclude(r, w.Header(), o)
+	switch {
+	case ok || status == 0: // served, or gone: nothing to answer
+	case o.end == badKey:
+		writeKeyError(w, o.err)
+	case status == http.StatusTooManyRequests:
+		l.writeDenial(w, r, p)
+	default:
+		http.Error(w, http.StatusText(status), status)
+	}
+	return ok
+}
+
+// conclude turns o, the outcome of a request r (nil for AdmitKey), into
+// what its caller does: go on, or answer status (0: nothing, the client
+// went away). It tells the error handler what went wrong and sets the
+// rate-limit headers on h, as Admit and AdmitKey answer.
+func (l *Limiter) conclude(r *http.Request, h http.Header, o outcome) (ok bool, status int) {
 	switch o.end {
 	case badKey:
-		writeKeyError(w, o.err)
-		return false
+		return false, keyErrorStatus(o.err)
 	case gone:
-		return false // the client went away: nothing to serve, nothing to report
+		return false, 0
 	case badCost:
 		l.onError(r, o.err)
-		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
-		return false
+		return false, http.StatusInternalServerError
 	case undecided:
 		l.onError(r, o.err)
 		if l.failClosed {
-			http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
-			return false
+			return false, http.StatusServiceUnavailable
 		}
-		return true
+		return true, http.StatusOK
 	}
 	if o.err != nil {
 		l.onError(r, o.err) // the fallback store decided
 	}
 	if !o.res.Allowed && l.dryRun {
 		l.logWouldDeny(r, o.res)
-		l.writeHeaders(w.Header(), o, false)
-		return true
+		l.writeHeaders(h, o, false)
+		return true, http.StatusOK
 	}
-	l.writeHeaders(w.Header(), o, !o.res.Allowed)
+	l.writeHeaders(h, o, !o.res.Allowed)
 	if !o.res.Allowed {
-		l.writeDenial(w, r, p)
+		return false, http.StatusTooManyRequests
 	}
-	return o.res.Allowed
+	return true, http.StatusOK
 }
 
 // Allow is AllowN(ctx, key, 1).
