@@ -36,6 +36,12 @@ func (l *Limiter) DecidesByKey() bool {
 	return true
 }
 
+// KeysByAddress reports whether the limiter keys requests by client
+// address with [KeyByIP] and no options, its default: it was given no
+// [WithKeyFunc], so that an adapter may key a call by its peer's address
+// itself, with an [IPKey] of no options, and decide it with AdmitKey.
+func (l *Limiter) KeysByAddress() bool { return l.defaultKey }
+
 // AdmitKey decides on a request that is no *http.Request, such as a gRPC
 // call, keyed key by its caller, as [Limiter.Admit] decides on a request
 // that the limiter keys key: the same namespaces, deny cache, time budget,

@@ -237,3 +237,26 @@ func ExampleIPKey() {
 	// ip:203.0.113.7
 	// ip:2001:db8:1:2::/64
 }
+
+func TestKeysByAddress(t *testing.T) {
+	store := memory.New()
+	defer store.Close()
+	for _, tt := range []struct {
+		name string
+		opts []ratelimit.Option
+		want bool
+	}{
+		{"the default key", nil, true},
+		{"a policy beside it", []ratelimit.Option{ratelimit.WithPolicy(ratelimit.Policy{Name: "h", Limit: ratelimit.PerHour(9)})}, true},
+		{"WithKeyFunc(KeyByIP())", []ratelimit.Option{ratelimit.WithKeyFunc(ratelimit.KeyByIP())}, false},
+		{"a header key", []ratelimit.Option{ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Key"))}, false},
+	} {
+		l, err := ratelimit.New(store, ratelimit.PerMinute(1), tt.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := l.KeysByAddress(); got != tt.want {
+			t.Errorf("%s: KeysByAddress() = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

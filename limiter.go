@@ -48,6 +48,7 @@ type Limiter struct {
 	instances  int
 	debts      *debtLedger           // the fallback's admissions, charged to the store
 	lastAnswer atomic.Int64          // when the store last answered, in Unix ns; with a fallback
+	defaultKey bool                  // keyFunc is KeyByIP(): no WithKeyFunc (decide.go)
 	blockFor   time.Duration         // WithBlock's; 0 without (block.go)
 	blockLimit Limit                 // the limit of a block's budget
 	countIf    func(status int) bool // WithCountIf's (charge.go)
@@ -97,6 +98,7 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 		store:      store,
 		name:       "default",
 		keyFunc:    c.keyFunc,
+		defaultKey: !c.keyFuncSet,
 		cost:       c.cost,
 		deny:       c.deny,
 		onError:    c.onError,

@@ -35,6 +35,7 @@ type config struct {
 	keySecret  []byte                // WithKeySecret
 	plainKeys  bool                  // WithPlainKeys
 	ownKeys    bool                  // WithKeyFunc, or a policy with a KeyFunc of its own
+	keyFuncSet bool                  // WithKeyFunc
 	blockFor   time.Duration         // WithBlock
 	countIf    func(status int) bool // WithCountIf
 	charges    bool                  // WithCharges
@@ -52,7 +53,7 @@ func WithKeyFunc(f KeyFunc) Option {
 		if err := keyFuncError(f); err != nil {
 			return err
 		}
-		c.keyFunc, c.ownKeys = f, true
+		c.keyFunc, c.ownKeys, c.keyFuncSet = f, true, true
 		return nil
 	}
 }

@@ -37,6 +37,9 @@ func newAdmitter(l *ratelimit.Limiter, opts []Option) admitter {
 	}
 	c := newConfig(opts)
 	a := admitter{l: l, key: c.key, md: newMetadataCache(), urls: new(methodURLs)}
+	if c.key == nil && l.KeysByAddress() { // the limiter's default, KeyByIP(): by the peer's address
+		c.fast = defaultPeerKey()
+	}
 	if c.fast != nil && l.DecidesByKey() {
 		a.fast = c.fast
 	}

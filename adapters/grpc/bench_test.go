@@ -51,9 +51,9 @@ func benchLimiter(b *testing.B, opts ...ratelimit.Option) *ratelimit.Limiter {
 // handler with what the HTTP middleware adds to a bare http.Handler, on the
 // same limit and store, allowed calls of one client: keyed by its address
 // (grpc/peer against http/ip) and by an API key (grpc/metadata against
-// http/header). The interceptor's target is to add no more. grpc/own-keyfunc
-// is the slow path, the limiter's own KeyFunc on a request made from the
-// call. Report (grpc/peer - grpc/bare) / (http/ip - http/bare), and the
+// http/header). The interceptor's target is to add no more. grpc/default
+// passes no key option: the limiter's default key, the peer's address, on
+// the fast path. Report (grpc/peer - grpc/bare) / (http/ip - http/bare), and the
 // same for metadata and header.
 func BenchmarkOverhead(b *testing.B) {
 	addr := &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 1234}
@@ -77,7 +77,7 @@ func BenchmarkOverhead(b *testing.B) {
 	}{
 		{"grpc/peer", []grpclimit.Option{grpclimit.KeyByPeer()}},
 		{"grpc/metadata", []grpclimit.Option{grpclimit.KeyByMetadata("x-api-key")}},
-		{"grpc/own-keyfunc", nil},
+		{"grpc/default", nil},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
 			intercept := grpclimit.UnaryServerInterceptor(benchLimiter(b), tt.opts...)

@@ -22,10 +22,13 @@
 // once and shared). The keys are those of ratelimit.KeyByIP,
 // ratelimit.KeyByHeader and ratelimit.KeyByRoute.
 //
+// Without a key Option, a limiter built without ratelimit.WithKeyFunc
+// keys a call by its peer on the fast path too, as KeyByPeer() does
+// (ratelimit.Limiter.KeysByAddress).
+//
 // The slow path makes an HTTP request from the call, for what only a
-// request can give: it is taken without a key Option (the limiter's own
-// KeyFunc then keys the call, even the default ratelimit.KeyByIP()), and
-// for a limiter that reads the request (ratelimit.WithSkip, WithCost,
+// request can give: it is taken without a key Option for a limiter with a
+// KeyFunc of its own (which then keys the call), and for a limiter that reads the request (ratelimit.WithSkip, WithCost,
 // WithCountIf, a deny handler of its own, a Policy with a Key of its own;
 // see ratelimit.Limiter.DecidesByKey). On it, RemoteAddr is the peer's
 // address, the headers are the call's metadata (so ratelimit.KeyByIP with
@@ -49,6 +52,7 @@ package grpc
 
 import (
 	"context"
+	"sync"
 
 	"google.golang.org/grpc"
 
@@ -67,9 +71,10 @@ type config struct {
 // keys HTTP requests: IPv6 grouped by /64, forwarding metadata
 // (x-forwarded-for, forwarded) believed only from the trusted proxies opts
 // name, and with ratelimit.TrustUnixSocket from a peer on a unix socket.
-// It is the default of a limiter built without ratelimit.WithKeyFunc, but
-// pass it for the fast path: without a key Option the interceptors run the
-// limiter's own KeyFunc, on a request made from the call.
+// Without a key Option, the interceptors key calls as the limiter keys
+// requests: by the peer, as KeyByPeer() does, for a limiter built without
+// ratelimit.WithKeyFunc; else with its own KeyFunc, on a request made
+// from the call (the slow path).
 func KeyByPeer(opts ...ratelimit.IPOption) Option {
 	f := ratelimit.KeyByIP(opts...)
 	var fast callKey
@@ -78,6 +83,12 @@ func KeyByPeer(opts ...ratelimit.IPOption) Option {
 	} // else f fails every call with the error, on the slow path
 	return func(c *config) { c.key, c.fast = f, fast }
 }
+
+// defaultPeerKey is KeyByPeer()'s key of a call, made once.
+var defaultPeerKey = sync.OnceValue(func() callKey {
+	k, _ := ratelimit.NewIPKey() // no options: no error
+	return peerKey(k)
+})
 
 // KeyByMetadata keys calls by the metadata value name, such as an API key
 // in "x-api-key"; a call without it is answered codes.InvalidArgument. It
