@@ -154,7 +154,7 @@ func app(c config) (*served, error) {
 	} else {
 		s.rules, err = routesFromFile(c.store, c.rulesFile, opts...)
 		if err == nil {
-			handler, s.limits = s.rules, s.rules.String()
+			handler, s.limits = withPlan(s.rules), s.rules.String() // the plans read the context
 		}
 	}
 	if err != nil {
@@ -237,6 +237,7 @@ func routesFromFile(store ratelimit.Store, path string, opts ...ratelimit.Option
 	mux.Handle("GET /api/", text(`{"items":[]}`+"\n"))
 	mux.Handle("GET /export", text("a,b,c\n"))
 	mux.Handle("GET /healthz", text("ok\n"))
+	mux.Handle("POST /login", limitBody(4096, loginHandler))
 	return rules.NewHandler(cfg, store, mux, rules.WithLimiterOptions(opts...))
 }
 

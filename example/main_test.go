@@ -28,7 +28,7 @@ func TestRoutesFromFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkRoutes(t, h)
+	checkRoutes(t, withPlan(h))
 }
 
 func checkRoutes(t *testing.T, mux http.Handler) {
@@ -138,8 +138,11 @@ func TestRulesFileDescribesItsLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "GET /{$} home: 10 per 1m per ip; " +
-		"GET /api/ api: 60 per 1m per header:X-API-Key else ip + api-per-ip: 120 per 1m per ip; " +
-		"GET /export export: 20 per 1m per ip (cost 5)"
+		"GET /api/ api: 1200 per 1m per ip + api-per-ip: 120 per 1m per ip + " +
+		"plan: free 60 per 1m, pro 600 per 1m per header:X-API-Key else ip + " +
+		"daily: free 1000 per day (Europe/Berlin), pro 100000 per day (Europe/Berlin) per header:X-API-Key else ip; " +
+		"GET /export export: 20 per 1m per ip (cost 5); " +
+		"POST /login login: 5 per 1h per ip (counts 401, 403, blocks 15m)"
 	if s.limits != want {
 		t.Errorf("limits:\n%s\nwant\n%s", s.limits, want)
 	}
@@ -188,4 +191,47 @@ func grepLines(s, substr string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestRulesFilePlansAndLogin: with rules.yaml, a pro key gets the pro
+// plan's limit and name, and /login counts failed attempts only, then
+// blocks the address.
+func TestRulesFilePlansAndLogin(t *testing.T) {
+	store := memory.New()
+	defer store.Close()
+	s, err := app(config{store: store, rulesFile: "rules.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(key string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("GET", "/api/items", nil)
+		r.Header.Set("X-API-Key", key)
+		w := httptest.NewRecorder()
+		s.handler.ServeHTTP(w, r)
+		return w
+	}
+	for key, want := range map[string]string{"pro-acme": `"plan.pro";q=600;w=60`, "k1": `"plan.free";q=60;w=60`} {
+		if w := get(key); w.Code != 200 || !strings.Contains(w.Header().Get("RateLimit-Policy"), want) {
+			t.Errorf("%s: %d, RateLimit-Policy %q; want 200 and %s", key, w.Code, w.Header().Get("RateLimit-Policy"), want)
+		}
+	}
+	login := func(password string) int {
+		r := httptest.NewRequest("POST", "/login", strings.NewReader("account=ann&password="+password))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		w := httptest.NewRecorder()
+		s.handler.ServeHTTP(w, r)
+		return w.Code
+	}
+	for range 10 {
+		if code := login("correct-horse"); code != 200 {
+			t.Fatalf("a right password: %d, want 200 (never counted)", code)
+		}
+	}
+	var codes []int
+	for range 6 {
+		codes = append(codes, login("guess"))
+	}
+	if fmt.Sprint(codes) != "[401 401 401 401 401 429]" || login("correct-horse") != 429 {
+		t.Fatalf("wrong passwords: %v, then a right one; want 5 401s, then 429s (blocked)", codes)
+	}
 }
