@@ -265,3 +265,36 @@ func TestChargeAllocatesNothing(t *testing.T) {
 		t.Fatalf("Charge allocates %v times, want 0", a)
 	}
 }
+
+// TestCountedStatus: the status counted is the response's, not an
+// informational 1xx, and a handler that panics before writing one is a
+// 500, not a 200.
+func TestCountedStatus(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		handler http.HandlerFunc
+		want    int
+	}{
+		{"a 103 then a 401", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusEarlyHints)
+			w.WriteHeader(http.StatusUnauthorized)
+		}, http.StatusUnauthorized},
+		{"nothing written", func(http.ResponseWriter, *http.Request) {}, http.StatusOK},
+		{"a panic", func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) }, http.StatusInternalServerError},
+	} {
+		var got int
+		store := memory.New()
+		defer store.Close()
+		l, err := ratelimit.New(store, ratelimit.PerMinute(5), ratelimit.WithCountIf(func(status int) bool { got = status; return false }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		func() {
+			defer func() { recover() }()
+			l.Handler(tt.handler).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+		}()
+		if got != tt.want {
+			t.Errorf("%s: counted %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}

@@ -93,7 +93,7 @@ type statusWriter struct {
 }
 
 func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
+	if w.status == 0 && code >= 200 { // 1xx are not the response's status
 		w.status = code
 	}
 	w.ResponseWriter.WriteHeader(code)
@@ -111,18 +111,25 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 var statusWriters = sync.Pool{New: func() any { return new(statusWriter) }}
 
-// serveCounted serves r with next, then counts its response.
+// serveCounted serves r with next, then counts its response: 200 if next
+// wrote no status, 500 if it panicked before writing one.
 func (l *Limiter) serveCounted(next http.Handler, w http.ResponseWriter, r *http.Request) {
 	sw := statusWriters.Get().(*statusWriter)
 	sw.ResponseWriter, sw.status = w, 0
+	returned := false
 	defer func() {
 		status := sw.status
 		sw.ResponseWriter = nil
 		statusWriters.Put(sw)
-		if status == 0 {
+		switch {
+		case status != 0:
+		case returned:
 			status = http.StatusOK
+		default:
+			status = http.StatusInternalServerError
 		}
 		l.Count(r, status)
 	}()
 	next.ServeHTTP(sw, r)
+	returned = true
 }

@@ -102,10 +102,15 @@ func (h *Handler) serveCounting(w http.ResponseWriter, req *http.Request, hits [
 	var buf [maxHits]*http.Request
 	counted := buf[:0]
 	var limiters [maxHits]*entry
+	returned := false
 	defer func() {
 		status := sw.status
-		if status == 0 {
+		switch {
+		case status != 0:
+		case returned:
 			status = http.StatusOK
+		default: // next panicked before writing a status
+			status = http.StatusInternalServerError
 		}
 		sw.ResponseWriter = nil
 		statusWriters.Put(sw)
@@ -125,6 +130,7 @@ func (h *Handler) serveCounting(w http.ResponseWriter, req *http.Request, hits [
 		}
 	}
 	h.next.ServeHTTP(sw, req)
+	returned = true
 }
 
 // statusWriter records the status of a response.
