@@ -58,6 +58,11 @@ func (l *Limiter) checkRoom(ctx context.Context, p *pass, o *outcome, n int) {
 	*o = l.summarize(p, *o)
 }
 
+// Counts reports whether the limiter counts only some responses
+// ([WithCountIf]): an adapter that calls [Limiter.Admit] then calls
+// [Limiter.Count] after its handler.
+func (l *Limiter) Counts() bool { return l.countIf != nil }
+
 // Count takes the cost of r, which [Limiter.Admit] admitted, if the
 // limiter counts responses of status ([WithCountIf]); adapters call it
 // after their handler. Handler calls it itself.

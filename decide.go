@@ -91,7 +91,7 @@ func (l *Limiter) keyCall(ctx context.Context, key string, p *pass) error {
 			return err
 		}
 	}
-	if l.planLists != nil {
+	if l.hasPlans {
 		p.plan = PlanFrom(ctx)
 	}
 	return nil

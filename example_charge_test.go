@@ -79,3 +79,11 @@ func ExampleWithCharges() {
 	fmt.Println(err)
 	// Output: <nil>
 }
+
+func ExampleLimiter_Counts() {
+	login, _ := ratelimit.New(memory.New(), ratelimit.PerHour(5),
+		ratelimit.WithCountIf(ratelimit.CountStatus(http.StatusUnauthorized)))
+	// An adapter that calls Admit itself calls Count after its handler.
+	fmt.Println(login.Counts())
+	// Output: true
+}

@@ -36,6 +36,7 @@ type Limiter struct {
 	// planLists is allNames for each plan name, with several policies
 	// and plans (plans.go).
 	planLists map[string][]string
+	hasPlans  bool // a policy has plans: a pass reads the request's plan
 	// funcPolicies: a policy has a LimitFunc, so RateLimit-Policy lists
 	// the limits of each request (limitfunc.go).
 	funcPolicies bool

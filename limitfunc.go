@@ -62,13 +62,13 @@ const policyListsSize = 256 // a power of two
 func (l *Limiter) funcPolicyList(p *pass) []string {
 	h := uint64(14695981039346656037)
 	for i, t := range p.takes {
-		h = (h ^ l.policies[i].valuesFor(t.Limit).id) * 1099511628211
+		h = (h ^ l.policies[i].valuesFor(t.Limit, p.plan).id) * 1099511628211
 	}
 	slot := &l.funcLists[h&(policyListsSize-1)]
 	if e := slot.Load(); e != nil && len(e.ids) == len(p.takes) {
 		same := true
 		for i, t := range p.takes {
-			same = same && e.ids[i] == l.policies[i].valuesFor(t.Limit).id
+			same = same && e.ids[i] == l.policies[i].valuesFor(t.Limit, p.plan).id
 		}
 		if same {
 			return e.value
@@ -77,7 +77,7 @@ func (l *Limiter) funcPolicyList(p *pass) []string {
 	e := &policyList{ids: make([]uint64, len(p.takes))}
 	parts := make([]string, len(p.takes))
 	for i, t := range p.takes {
-		v := l.policies[i].valuesFor(t.Limit)
+		v := l.policies[i].valuesFor(t.Limit, p.plan)
 		e.ids[i], parts[i] = v.id, v.policy[0]
 	}
 	e.value = []string{strings.Join(parts, ", ")}

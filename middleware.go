@@ -145,7 +145,7 @@ func (l *Limiter) AllowN(ctx context.Context, key string, n int) (Result, error)
 			return Result{}, err
 		}
 	}
-	if l.planLists != nil {
+	if l.hasPlans {
 		p.plan = PlanFrom(ctx)
 	}
 	o := l.run(ctx, n, p)

@@ -165,7 +165,7 @@ func (l *Limiter) observePolicy(r *http.Request, i int, key string, res Result, 
 	if pol.limitFunc != nil && res.Limit != (Limit{}) {
 		d.Limit = res.Limit // the policy label stays the policy's
 	}
-	if pl := pol.planned(res.Limit); pl != nil {
+	if pl := pol.planned(res.Limit, o.plan); pl != nil {
 		d.Policy, d.Plan, d.Limit = pl.full, pl.name, pl.limit // "api.pro", "pro"
 	}
 	if l.observer.Keys {

@@ -96,7 +96,7 @@ func (l *Limiter) keyRequest(r *http.Request, keyFunc KeyFunc, p *pass) error {
 			return err
 		}
 	}
-	if l.planLists != nil {
+	if l.hasPlans {
 		p.plan = PlanFrom(r.Context())
 	}
 	return nil

@@ -60,7 +60,8 @@ type planned struct {
 }
 
 // validatePlans checks the plans of policy p: at least one, each with a
-// good name, once, and a valid limit; and no Limit of its own beside them.
+// good name, once, and a valid limit (plans may share one); and no Limit
+// of its own beside them.
 func validatePlans(p Policy) error {
 	if p.Limit != (Limit{}) {
 		return errors.New("a policy with plans takes its limits from them: leave Limit zero")
@@ -75,9 +76,6 @@ func validatePlans(p Policy) error {
 		for _, q := range p.Plans[:i] {
 			if q.Name == pl.Name {
 				return fmt.Errorf("two plans named %q", pl.Name)
-			}
-			if q.Limit == pl.Limit {
-				return fmt.Errorf("plans %q and %q have one limit: make them one plan", q.Name, pl.Name)
 			}
 		}
 	}
@@ -115,34 +113,42 @@ func (pol *policy) limitFor(ctx context.Context) (Limit, int, error) {
 	return Limit{}, -1, fmt.Errorf("%w: policy %q has no plan %s", ErrUnknownPlan, pol.name, strconv.Quote(name))
 }
 
-// planOf returns the name of the plan of pol whose limit is l, or "".
+// planOf returns the name of the first plan of pol whose limit is l, or "".
 func (pol *policy) planOf(l Limit) string {
-	if p := pol.planned(l); p != nil {
+	if p := pol.planned(l, ""); p != nil {
 		return p.name
 	}
 	return ""
 }
 
-// planned returns the plan of pol whose limit is l, or nil.
-func (pol *policy) planned(l Limit) *planned {
+// planned returns the plan of pol named plan whose limit is l, or without
+// one so named the first whose limit is l, or nil: plans may share a
+// limit, and the request's plan tells them apart.
+func (pol *policy) planned(l Limit, plan string) *planned {
+	var first *planned
 	for i := range pol.plans {
-		if pol.plans[i].limit == l {
-			return &pol.plans[i]
+		pl := &pol.plans[i]
+		if pl.limit != l {
+			continue
+		}
+		if pl.name == plan {
+			return pl
+		}
+		if first == nil {
+			first = pl
 		}
 	}
-	return nil
+	return first
 }
 
 // valuesFor returns the header values of the policy for a result under
-// limit l: its plan's, with plans.
-func (pol *policy) valuesFor(l Limit) *headerValues {
+// limit l of a request of plan: its plan's, with plans.
+func (pol *policy) valuesFor(l Limit, plan string) *headerValues {
 	if pol.limitFunc != nil {
 		return pol.funcHeaderValues(l)
 	}
-	for i := range pol.plans {
-		if pol.plans[i].limit == l {
-			return &pol.plans[i].values
-		}
+	if pl := pol.planned(l, plan); pl != nil {
+		return &pl.values
 	}
 	return &pol.values
 }

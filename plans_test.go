@@ -137,6 +137,41 @@ func TestPlansUpgrade(t *testing.T) {
 	}
 }
 
+// TestPlansShareALimit: two plans of one limit (free and pro share a daily
+// cap, enterprise has more) are told apart by the request's plan, in the
+// headers and for the observer.
+func TestPlansShareALimit(t *testing.T) {
+	store := memory.New()
+	defer store.Close()
+	var observed []string
+	l, err := ratelimit.New(store, ratelimit.PerSecond(1000), ratelimit.WithName("edge"),
+		ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-API-Key")), ratelimit.WithHeaders(ratelimit.HeadersIETF),
+		ratelimit.WithPolicy(ratelimit.Policy{Name: "daily", Plans: []ratelimit.Plan{
+			{Name: "free", Limit: ratelimit.PerDay(1000, nil)},
+			{Name: "pro", Limit: ratelimit.PerDay(1000, nil)},
+			{Name: "enterprise", Limit: ratelimit.PerDay(100_000, nil)},
+		}}),
+		ratelimit.WithObserver(ratelimit.Observer{Decision: func(d ratelimit.Decision) {
+			if d.Plan != "" {
+				observed = append(observed, d.Policy)
+			}
+		}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := l.Handler(hello)
+	for _, plan := range []string{"free", "pro", "enterprise"} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, planned("k-"+plan, plan))
+		if got := w.Header().Get("RateLimit-Policy"); !strings.Contains(got, `"daily.`+plan+`"`) {
+			t.Errorf("%s: RateLimit-Policy %q, want the plan's name", plan, got)
+		}
+	}
+	if strings.Join(observed, " ") != "daily.free daily.pro daily.enterprise" {
+		t.Fatalf("observed %v", observed)
+	}
+}
+
 func TestPlansValidation(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -146,7 +181,6 @@ func TestPlansValidation(t *testing.T) {
 		{"a limit beside plans", ratelimit.Policy{Name: "p", Limit: ratelimit.PerSecond(1), Plans: []ratelimit.Plan{{Name: "a", Limit: ratelimit.PerSecond(2)}}}, "leave Limit zero"},
 		{"a bad name", ratelimit.Policy{Name: "p", Plans: []ratelimit.Plan{{Name: "a b", Limit: ratelimit.PerSecond(2)}}}, `plan "a b"`},
 		{"twice", ratelimit.Policy{Name: "p", Plans: []ratelimit.Plan{{Name: "a", Limit: ratelimit.PerSecond(2)}, {Name: "a", Limit: ratelimit.PerSecond(3)}}}, "two plans"},
-		{"one limit", ratelimit.Policy{Name: "p", Plans: []ratelimit.Plan{{Name: "a", Limit: ratelimit.PerSecond(2)}, {Name: "b", Limit: ratelimit.PerSecond(2)}}}, "one limit"},
 		{"a bad limit", ratelimit.Policy{Name: "p", Plans: []ratelimit.Plan{{Name: "a", Limit: ratelimit.PerSecond(0)}}}, "invalid limit"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -135,6 +135,7 @@ func (l *Limiter) setPolicies(limit Limit, extra []Policy) error {
 		}
 		if i > 0 && len(extra[i-1].Plans) > 0 {
 			p.setPlans(extra[i-1].Plans)
+			l.hasPlans = true
 			for _, pl := range p.plans {
 				l.maxCost = min(l.maxCost, pl.limit.Capacity())
 			}

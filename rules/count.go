@@ -124,7 +124,7 @@ func (h *Handler) serveCounting(w http.ResponseWriter, req *http.Request, hits [
 		if !hit.e.limiter.Admit(sw, keyed) {
 			return
 		}
-		if hit.e.counts {
+		if hit.e.limiter.Counts() {
 			limiters[len(counted)] = hit.e
 			counted = append(counted, keyed)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/rules"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
@@ -71,6 +72,27 @@ rules:
 	if got := h.(*rules.Handler).Config().Rules[0].String(); got != "POST /login login: 3 per 15m (sliding log) per ip (counts 401, 403)" {
 		t.Errorf("rule: %s", got)
 	}
+}
+
+// TestCountIfFromLimiterOptions: a WithCountIf given to every limiter
+// counts as a count in the file does.
+func TestCountIfFromLimiterOptions(t *testing.T) {
+	c, err := rules.Parse([]byte(`
+rules:
+  - {name: login, match: "POST /login", rate: 2, period: 15m}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := memory.New()
+	defer store.Close()
+	h, err := rules.NewHandler(c, store, login,
+		rules.WithLimiterOptions(ratelimit.WithCountIf(ratelimit.CountStatus(http.StatusUnauthorized))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, "right passwords never count", posts(h, "right", "right", "right"), 200, 200, 200)
+	check(t, "two failures, then denied", posts(h, "wrong", "wrong", "right"), 401, 401, 429)
 }
 
 // TestBlock: once denied, a key waits out the block, not the next token.

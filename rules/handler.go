@@ -31,9 +31,9 @@ func WithUser(f func(*http.Request) (user string, ok bool)) Option {
 
 // WithLimiterOptions adds opts to every rule's limiter, after the rule's
 // own (so they can override them), such as ratelimit.WithObserver or
-// ratelimit.WithFallback. To count only some responses, give the rule a
-// count in the file: the Handler counts the responses of those rules
-// alone, so a ratelimit.WithCountIf given here would count nothing.
+// ratelimit.WithFallback. A rule's limiter that counts only some
+// responses (a count in the file, or a ratelimit.WithCountIf given here)
+// has them counted after next answers.
 func WithLimiterOptions(opts ...ratelimit.Option) Option {
 	return func(o *options) { o.limiters = append(o.limiters, opts...) }
 }
@@ -76,7 +76,6 @@ type ruleSet struct {
 type entry struct {
 	rule    Rule
 	limiter *ratelimit.Limiter
-	counts  bool // the rule counts only some responses (count.go)
 }
 
 // NewHandler returns next behind the rules of cfg, whose limiters take
@@ -109,7 +108,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	var buf [maxHits]hit
 	hits := h.set.Load().hits(req, buf[:0])
 	for _, hit := range hits {
-		if hit.e.counts {
+		if hit.e.limiter.Counts() {
 			h.serveCounting(w, req, hits) // count.go
 			return
 		}
@@ -171,7 +170,7 @@ func (h *Handler) build(cfg *Config, old *ruleSet) (*ruleSet, Changes, error) {
 		if old != nil {
 			prev = old.byName[r.Name]
 		}
-		e := &entry{rule: r, counts: len(r.Count) > 0}
+		e := &entry{rule: r}
 		switch {
 		case prev == nil:
 			ch.Added = append(ch.Added, r.Name)
