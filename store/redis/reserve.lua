@@ -1,7 +1,9 @@
 -- reserve.lua: the token bucket's bookings (Store.ReserveN) and their
 -- cancellation (Store.CancelReservation), after prelude.lua and bucket.lua:
 -- x/time/rate's reserveN and CancelAt, in microseconds, as
--- store/memory/reserve.go does them in nanoseconds.
+-- store/memory/reserve.go does them in nanoseconds. Like the algorithms'
+-- functions (see prelude.lua) they are pure: onereserve.lua runs one alone,
+-- batch.lua runs them beside the takes of a batch.
 --
 -- The bucket's value is bucket.lua's, with the last event after it: how
 -- long after the last update (ns) the latest booking's instant is, which a
@@ -9,16 +11,6 @@
 -- struct, the byte 1 and three doubles; else "ts:tokens:event". bucket.lua
 -- reads both forms and writes the shorter: an allowed AllowN is a booking
 -- at its own instant, the bucket's last update.
--- KEYS[1]  the key
--- ARGV[1]  the app's clock in µs, or "": Redis TIME
--- ARGV[2]  the deadline in µs in Redis's clock, or "": none
--- ARGV[3]  "r" to book, "c" to cancel
--- ARGV[4] .. ARGV[6]  refill rate per second, capacity, tokens n
--- ARGV[7]  to book: the bound on the wait in ns; to cancel: the booking's
---          instant, its whole µs
--- ARGV[8]  to cancel: the rest of the booking's instant, in ns (0..999)
--- Returns two rows (see prelude.lua's reply): allowed, remaining, retry µs,
--- reset µs; then 0 (the row's byte), the delay in ns, now in µs, 0.
 local function readBucket(v, capacity, now)
   if not v then
     return capacity, now, 0, true
@@ -68,8 +60,9 @@ local function seconds(ns)
   return sec + (ns - sec * 1e9) / 1e9
 end
 
--- writeBucket writes the bucket as of now with its last event ev ns later.
-local function writeBucket(key, now, tokens, ev, rate, capacity, slack)
+-- packBucket is the value of the bucket as of now with its last event ev
+-- ns later, and its expiry in ms.
+local function packBucket(now, tokens, ev, rate, capacity, slack)
   if ev < 0 then
     ev = 0
   end
@@ -79,11 +72,10 @@ local function writeBucket(key, now, tokens, ev, rate, capacity, slack)
   else
     nv = string.format('%.0f:%.17g:%.0f', now, tokens, ev)
   end
-  local ms = ceil(ceil((capacity - tokens) / rate * 1000000) / 1000) + 1 + slack
-  redis.call('SET', key, nv, 'PX', px(ms))
+  return nv, ceil(ceil((capacity - tokens) / rate * 1000000) / 1000) + 1 + slack
 end
 
-local function reset(tokens, rate, capacity)
+local function resetAfter(tokens, rate, capacity)
   if tokens < capacity then
     return ceil((capacity - tokens) / rate * 1000000)
   end
@@ -97,8 +89,13 @@ local function whole(tokens)
   return 0
 end
 
-local function book(key, now, slack, rate, capacity, n, bound)
-  local tokens, last, _, fresh = readBucket(redis.call('GET', key), capacity, now)
+-- book is reserveN of n tokens with the bound bound (ns) on the wait, on
+-- the bucket in v at now: allowed (0|1), remaining, then the retry-after
+-- in µs when not booked, or the delay in ns when booked (a booking's
+-- retry-after is 0), reset-after µs, and the value and expiry to write
+-- (nil: nothing).
+local function book(v, rate, capacity, n, bound, now, slack)
+  local tokens, last, _, fresh = readBucket(v, capacity, now)
   tokens = advance(tokens, last, now, rate, capacity)
   local left = tokens - n
   local wait = 0 -- ns, truncated as x/time/rate's durationFromTokens
@@ -110,45 +107,38 @@ local function book(key, now, slack, rate, capacity, n, bound)
     if retry < 1 then
       retry = 1
     end
-    return reply({0, whole(tokens), retry, reset(tokens, rate, capacity), 0, 0, 0, 0}, now)
+    return 0, whole(tokens), retry, resetAfter(tokens, rate, capacity), nil, nil
   end
+  local nv, ms
   if n > 0 or not fresh then
-    writeBucket(key, now, left, wait, rate, capacity, slack)
+    nv, ms = packBucket(now, left, wait, rate, capacity, slack)
   end
-  return reply({1, whole(left), 0, reset(left, rate, capacity), 0, wait, now, 0}, now)
+  return 1, whole(left), wait, resetAfter(left, rate, capacity), nv, ms
 end
 
-local function cancel(key, now, slack, rate, capacity, n, actUs, actNs)
-  local v = redis.call('GET', key)
+-- cancel is CancelAt, at now, of a booking of n tokens at the instant
+-- actUs µs and actNs ns (0..999) on the bucket in v: the value and expiry
+-- to write, or nil when it gives nothing back.
+local function cancel(v, rate, capacity, n, actUs, actNs, now, slack)
   local act = (actUs - now) * 1000 + actNs -- ns after now
   if act < 0 or not v then
-    return reply({1, 0, 0, 0, 0, 0, 0, 0}, now)
+    return nil, nil
   end
   local tokens, last, ev = readBucket(v, capacity, now)
   ev = (last - now) * 1000 + ev -- ns after now
   local restore = n - seconds(ev - act) * rate
-  if restore > 0 then
-    tokens = advance(tokens, last, now, rate, capacity) + restore
-    if tokens > capacity then
-      tokens = capacity
-    end
-    if act == ev then
-      local prev = act - floor(1e9 * (n / rate))
-      if prev >= 0 then
-        ev = prev
-      end
-    end
-    writeBucket(key, now, tokens, ev, rate, capacity, slack)
+  if restore <= 0 then
+    return nil, nil
   end
-  return reply({1, 0, 0, 0, 0, 0, 0, 0}, now)
+  tokens = advance(tokens, last, now, rate, capacity) + restore
+  if tokens > capacity then
+    tokens = capacity
+  end
+  if act == ev then
+    local prev = act - floor(1e9 * (n / rate))
+    if prev >= 0 then
+      ev = prev
+    end
+  end
+  return packBucket(now, tokens, ev, rate, capacity, slack)
 end
-
-local now, slack = clock(ARGV[1])
-if late(ARGV[2], now) then
-  return reply({-1, 0, 0, 0, 0, 0, 0, 0}, now)
-end
-local rate, capacity, n, x = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-if ARGV[3] == 'c' then
-  return cancel(KEYS[1], now, slack, rate, capacity, n, x, tonumber(ARGV[8]))
-end
-return book(KEYS[1], now, slack, rate, capacity, n, x)
