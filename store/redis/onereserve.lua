@@ -1,6 +1,6 @@
 -- onereserve.lua: the end of the script of a booking or a cancellation
--- sent alone, after prelude.lua, bucket.lua and reserve.lua: one GET and at
--- most one SET.
+-- sent alone, after prelude.lua and reserve.lua: one GET and at most one
+-- SET.
 -- KEYS[1]  the key
 -- ARGV[1]  the app's clock in µs, or "": Redis TIME
 -- ARGV[2]  the deadline in µs in Redis's clock, or "": none

@@ -74,7 +74,7 @@ func newSet(binary bool) scriptSet {
 		},
 		batch:   newScript("batch.lua", all+reserveLua+batchLua, binary),
 		multi:   newScript("multi.lua", all+multiLua, binary),
-		reserve: newScript("reserve.lua", bucketLua+reserveLua+oneReserveLua, binary),
+		reserve: newScript("reserve.lua", reserveLua+oneReserveLua, binary),
 	}
 }
 
