@@ -54,11 +54,15 @@ type pending struct {
 	key      string // the Redis key
 	limit    ratelimit.Limit
 	n        int
-	deadline any // the script's deadline argument
+	deadline any   // the script's deadline argument
+	op       op    // a take (the zero value), a booking or a cancellation
+	x, y     int64 // a booking's bound in ns; a cancellation's instant, µs and ns
 
 	// Set by the sender, read by the caller once wake has a value.
-	res ratelimit.Result
-	err error
+	res   ratelimit.Result
+	err   error
+	delay time.Duration // a booking's, when booked
+	now   int64         // the clock of the script that booked it, µs
 
 	// Under the batcher's mu.
 	queued bool
@@ -66,6 +70,45 @@ type pending struct {
 	wake   chan struct{}
 
 	self [1]*pending // the batch of a decision sent alone
+}
+
+// op is what a pending decision decides.
+type op uint8
+
+const (
+	take   op = iota // AllowN
+	book             // ReserveN
+	unbook           // CancelReservation
+)
+
+// batch.lua's algorithms of a booking and of a cancellation, after those
+// of ratelimit.Algorithm.
+const (
+	algBook   = 4
+	algUnbook = 5
+)
+
+// alg is the algorithm batch.lua decides p with.
+func (p *pending) alg() int {
+	switch p.op {
+	case book:
+		return algBook
+	case unbook:
+		return algUnbook
+	}
+	return int(p.limit.Algorithm)
+}
+
+// pend returns a pending take of n tokens of key under limit, and the
+// batcher that is to send it (nil: none).
+func (s *Store) pend(ctx context.Context, key string, limit ratelimit.Limit, n int) (*pending, *batcher) {
+	tag := slotTag(afterNamespace(key))
+	p := newPending()
+	p.ctx = ctx
+	p.key = s.prefix + tags[limit.Algorithm] + string(tag[:]) + key
+	p.limit, p.n = limit, n
+	p.deadline = s.deadlineArg(ctx)
+	return p, s.batcherFor(&tag)
 }
 
 // pendings recycles decisions once their callers have their outcomes: no
@@ -178,9 +221,19 @@ func (s *Store) send(batch []*pending) {
 	sc := s.scripts.batch
 	if k == 1 {
 		p := batch[0]
-		sc = s.scripts.one[p.limit.Algorithm]
 		a := s.limitArgs(p.limit)
-		args = []any{"evalsha", sc.script.Hash(), 1, p.key, s.clockArg(), int(p.limit.Algorithm), a[0], a[1], p.n, a[2], p.deadline}
+		switch p.op {
+		case take:
+			sc = s.scripts.one[p.limit.Algorithm]
+			args = []any{"evalsha", sc.script.Hash(), 1, p.key, s.clockArg(), int(p.limit.Algorithm), a[0], a[1], p.n, a[2], p.deadline}
+		default:
+			sc = s.scripts.reserve
+			mode := "r"
+			if p.op == unbook {
+				mode = "c"
+			}
+			args = []any{"evalsha", sc.script.Hash(), 1, p.key, s.clockArg(), p.deadline, mode, a[0], a[1], p.n, p.x, p.y}
+		}
 	} else {
 		args = s.batchArgs(batch)
 	}
@@ -190,7 +243,7 @@ func (s *Store) send(batch []*pending) {
 	if k > 1 {
 		rows = make([]row, k)
 	}
-	err := s.eval(ctx, sc, args, rows)
+	now, err := s.eval(ctx, sc, args, rows)
 	if cancel != nil {
 		cancel()
 	}
@@ -204,39 +257,58 @@ func (s *Store) send(batch []*pending) {
 			p.err = ErrLate
 		default:
 			p.res = rows[i].result(p.limit)
+			if p.op == book && p.res.Allowed {
+				// A booking's row has its delay in ns where a denial's
+				// retry-after is.
+				p.res.RetryAfter, p.delay, p.now = 0, time.Duration(rows[i][2]), now
+			}
 		}
 	}
 }
 
 // batchArgs are batch.lua's arguments for batch: each distinct limit
-// once, then each take's limit, cost and deadline.
+// once (with its algorithm: a booking's and a cancellation's are their
+// own), then each take's limit, cost and deadline, then the bookings' and
+// cancellations' own arguments.
 func (s *Store) batchArgs(batch []*pending) []any {
 	var limits [maxBatch]ratelimit.Limit
-	var which [maxBatch]int
-	m := 0
+	var algs, which [maxBatch]int
+	m, extra := 0, 0
 	for i, p := range batch {
+		alg := p.alg()
 		j := 0
-		for j < m && limits[j] != p.limit {
+		for j < m && (limits[j] != p.limit || algs[j] != alg) {
 			j++
 		}
 		if j == m {
-			limits[m] = p.limit
+			limits[m], algs[m] = p.limit, alg
 			m++
 		}
 		which[i] = j + 1
+		extra += int(p.op) // a booking has 1 argument of its own, a cancellation 2
 	}
-	args := make([]any, 0, 5+len(batch)+4*m+3*len(batch))
+	args := make([]any, 0, 5+len(batch)+4*m+3*len(batch)+extra)
 	args = append(args, "evalsha", s.scripts.batch.script.Hash(), len(batch))
 	for _, p := range batch {
 		args = append(args, p.key)
 	}
 	args = append(args, s.clockArg(), m)
-	for _, l := range limits[:m] {
+	for j, l := range limits[:m] {
 		a := s.limitArgs(l)
-		args = append(args, int(l.Algorithm), a[0], a[1], a[2])
+		args = append(args, algs[j], a[0], a[1], a[2])
 	}
 	for i, p := range batch {
 		args = append(args, which[i], p.n, p.deadline)
+	}
+	if extra > 0 {
+		for _, p := range batch {
+			switch p.op {
+			case book:
+				args = append(args, p.x)
+			case unbook:
+				args = append(args, p.x, p.y)
+			}
+		}
 	}
 	return args
 }
@@ -260,59 +332,4 @@ func batchContext(batch []*pending) (context.Context, context.CancelFunc) {
 		}
 	}
 	return context.WithDeadline(context.WithoutCancel(batch[0].ctx), latest)
-}
-
-// batchers are a store's batchers: one for a single node, one per Cluster
-// slot (made as decisions come) for a ClusterClient.
-type batchers struct {
-	bySlot bool
-	one    batcher
-	mu     sync.RWMutex
-	slots  map[uint16]*batcher // at most 16,384
-}
-
-// batcherFor returns the batcher of keys with hash tag tag, or nil when
-// the store does not batch.
-func (s *Store) batcherFor(tag *[10]byte) *batcher {
-	if !s.batching {
-		return nil
-	}
-	bs := &s.batchers
-	if !bs.bySlot {
-		return &bs.one
-	}
-	slot := clusterSlot(tag[1:9])
-	bs.mu.RLock()
-	b := bs.slots[slot]
-	bs.mu.RUnlock()
-	if b != nil {
-		return b
-	}
-	bs.mu.Lock()
-	defer bs.mu.Unlock()
-	if b = bs.slots[slot]; b == nil {
-		if bs.slots == nil {
-			bs.slots = make(map[uint16]*batcher)
-		}
-		b = &batcher{}
-		bs.slots[slot] = b
-	}
-	return b
-}
-
-// clusterSlot is the Redis Cluster slot of a hash tag's content: CRC16
-// (XMODEM) modulo 16384.
-func clusterSlot(tag []byte) uint16 {
-	var crc uint16
-	for _, c := range tag {
-		crc ^= uint16(c) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc & 16383
 }

@@ -1,5 +1,5 @@
 -- batch.lua: the end of the script that decides one take or a batch of
--- takes, after prelude.lua and every algorithm's file. Each take is its
+-- takes, after prelude.lua, every algorithm's file and reserve.lua. Each take is its
 -- own decision, atomic, decided in order (a take sees the takes before it
 -- on the same key) at one instant of Redis's clock, with its own deadline;
 -- one MGET reads the state of every GET-based key and one SET per key
@@ -12,10 +12,16 @@
 --          period in µs
 -- ARGV[3 + 4m + 3(i-1)] .. ARGV[5 + 4m + 3(i-1)]  take i: its limit j,
 --          cost n, and its deadline in µs in Redis's clock or "": none
+-- A booking (reserve.lua's book) or a cancellation (its cancel) is a take
+-- whose limit has the algorithm 4 (book) or 5 (cancel), a token bucket's
+-- rate and capacity; its own arguments follow every take's, in the order
+-- of the takes: a booking's bound on the wait in ns, a cancellation's
+-- instant in whole µs and the rest in ns.
 -- Returns, through reply, four integers per take: allowed (0|1), remaining,
--- retry-after µs, reset-after µs; allowed is -1 for a take that came after
--- its deadline and took nothing. Last, the clock the script used (µs),
--- which lets the store learn how far Redis's clock is from its own.
+-- retry-after µs (a booking's delay in ns), reset-after µs; allowed is -1
+-- for a take that came after its deadline and took nothing; a cancellation
+-- is 1, 0, 0, 0. Last, the clock the script used (µs), which lets the
+-- store learn how far Redis's clock is from its own.
 local algorithms = {[0] = bucket, [1] = window, [2] = swindow}
 
 local now, slack = clock(ARGV[1])
@@ -28,6 +34,7 @@ for j = 1, m do
   algs[j], rates[j], capacities[j], periods[j] = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
 end
 local first = 3 + 4 * m -- take i's arguments start at first + 3(i-1)
+local extra = first + 3 * #KEYS -- the next booking's or cancellation's own
 
 local names = {}
 for i = 1, #KEYS do
@@ -48,6 +55,12 @@ for i = 1, #KEYS do
   local a, o = first + 3 * (i - 1), 4 * (i - 1)
   if late(ARGV[a + 2], now) then
     out[o + 1], out[o + 2], out[o + 3], out[o + 4] = -1, 0, 0, 0
+    local alg = algs[tonumber(ARGV[a])]
+    if alg == 4 then
+      extra = extra + 1
+    elseif alg == 5 then
+      extra = extra + 2
+    end
   else
     local key, j, n = KEYS[i], tonumber(ARGV[a]), tonumber(ARGV[a + 1])
     local decide = algorithms[algs[j]]
@@ -61,9 +74,26 @@ for i = 1, #KEYS do
         end
         values[key], expiry[key] = nv, ms
       end
-    else
+    elseif algs[j] == 3 then
       local r = slidinglog(key, rates[j], capacities[j], n, periods[j], now, slack, true)
       out[o + 1], out[o + 2], out[o + 3], out[o + 4] = r[1], r[2], r[3], r[4]
+    else
+      local nv, ms
+      if algs[j] == 4 then
+        out[o + 1], out[o + 2], out[o + 3], out[o + 4], nv, ms =
+          book(values[key], rates[j], capacities[j], n, tonumber(ARGV[extra]), now, slack)
+        extra = extra + 1
+      else
+        out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 1, 0, 0, 0
+        nv, ms = cancel(values[key], rates[j], capacities[j], n, tonumber(ARGV[extra]), tonumber(ARGV[extra + 1]), now, slack)
+        extra = extra + 2
+      end
+      if nv then
+        if not expiry[key] then
+          order[#order + 1] = key
+        end
+        values[key], expiry[key] = nv, ms
+      end
     end
   end
 end

@@ -6,7 +6,6 @@
 --    two doubles (exact); else the string "ts:tokens", the tokens written
 --    with 17 significant digits, so they read back exactly; a booking
 --    (reserve.lua) adds its instant after them, which this reads past
-local floor, ceil = math.floor, math.ceil
 local function bucket(v, rate, capacity, n, period, now, slack)
   local tokens, last
   if v then

@@ -29,9 +29,9 @@ const rowSize = 1 + 3*8
 
 // eval runs sc with args, which start "evalsha", sha, and fills rows from
 // its reply: one EVALSHA, and an EVAL only after NOSCRIPT (which ran
-// nothing), each sent at most once. It learns Redis's clock from the TIME
-// the script returns last.
-func (s *Store) eval(ctx context.Context, sc *script, args []any, rows []row) error {
+// nothing), each sent at most once. It returns the clock the script used
+// (µs), which the script returns last, and learns Redis's clock from it.
+func (s *Store) eval(ctx context.Context, sc *script, args []any, rows []row) (int64, error) {
 	sent := time.Now()
 	cmd := onceCmd{goredis.NewCmd(ctx, args...)}
 	err := s.client.Process(ctx, cmd)
@@ -44,11 +44,11 @@ func (s *Store) eval(ctx context.Context, sc *script, args []any, rows []row) er
 		err = s.client.Process(ctx, cmd)
 	}
 	if err != nil {
-		return fmt.Errorf("ratelimit/redis: %s: %w", sc.name, classify(err, s.addr()))
+		return 0, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, classify(err, s.addr()))
 	}
 	now, err := decode(cmd.Val(), rows)
 	if err != nil {
-		return fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
+		return 0, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
 	}
 	if s.now == nil {
 		s.skew.observe(now, sent, time.Now())
@@ -56,7 +56,7 @@ func (s *Store) eval(ctx context.Context, sc *script, args []any, rows []row) er
 			s.skew.set(now, sent)
 		}
 	}
-	return nil
+	return now, nil
 }
 
 // loadScripts loads every script of the store after a NOSCRIPT (a new or

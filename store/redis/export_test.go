@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"time"
 
 	"github.com/ratelimit-go/ratelimit"
 )
@@ -12,27 +13,54 @@ func WithStringEncoding() Option {
 	return func(s *Store) { s.scripts = &stringsOnly }
 }
 
-// BatchTake is one decision of DecideBatch.
+// BatchTake is one decision of DecideBatch: AllowN(Key, Limit, N); with
+// Reserve, ReserveN(Key, Limit, N, MaxWait); with Cancel,
+// CancelReservation(Key, Limit, *Cancel).
 type BatchTake struct {
 	Ctx   context.Context
 	Key   string
 	Limit ratelimit.Limit
 	N     int
+
+	Reserve bool
+	MaxWait time.Duration
+	Cancel  *ratelimit.Reservation
 }
 
 // DecideBatch sends takes as one batch, in order, as the group commit
 // does, and returns each one's outcome.
 func DecideBatch(s *Store, takes []BatchTake) ([]ratelimit.Result, []error) {
-	batch := make([]*pending, len(takes))
-	for i, t := range takes {
-		batch[i] = &pending{ctx: t.Ctx, key: s.Key(t.Key, t.Limit.Algorithm), limit: t.Limit, n: t.N, deadline: s.deadlineArg(t.Ctx)}
-	}
-	s.send(batch)
-	res, errs := make([]ratelimit.Result, len(takes)), make([]error, len(takes))
-	for i, p := range batch {
-		res[i], errs[i] = p.res, p.err
+	rs, errs := DecideMixed(s, takes)
+	res := make([]ratelimit.Result, len(takes))
+	for i := range rs {
+		res[i] = rs[i].Result
 	}
 	return res, errs
+}
+
+// DecideMixed is DecideBatch with each outcome as a booking's: a take's
+// and a cancellation's are their Result only.
+func DecideMixed(s *Store, takes []BatchTake) ([]ratelimit.Reservation, []error) {
+	batch := make([]*pending, len(takes))
+	for i, t := range takes {
+		p := &pending{ctx: t.Ctx, key: s.Key(t.Key, t.Limit.Algorithm), limit: t.Limit, n: t.N, deadline: s.deadlineArg(t.Ctx)}
+		switch {
+		case t.Cancel != nil:
+			at := t.Cancel.At.UnixNano()
+			p.op, p.n, p.x, p.y = unbook, t.Cancel.Tokens, at/1000, at%1000
+		case t.Reserve:
+			p.op, p.x = book, int64(t.MaxWait)
+		}
+		batch[i] = p
+	}
+	s.send(batch)
+	rs, errs := make([]ratelimit.Reservation, len(takes)), make([]error, len(takes))
+	for i, p := range batch {
+		if errs[i] = p.err; p.err == nil {
+			rs[i] = p.reservation()
+		}
+	}
+	return rs, errs
 }
 
 // Queued is the number of decisions waiting in the store's batcher (one

@@ -58,7 +58,7 @@ func (s *Store) allowAll(ctx context.Context, takes []ratelimit.Take, results []
 		args = append(args, int(t.Limit.Algorithm), a[0], a[1], t.N, a[2])
 	}
 	rows := make([]row, k)
-	if err := s.eval(ctx, s.scripts.multi, args, rows); err != nil {
+	if _, err := s.eval(ctx, s.scripts.multi, args, rows); err != nil {
 		return err
 	}
 	if missedWindow(rows) && !resent {

@@ -27,13 +27,14 @@ func WithAppClock(now func() time.Time) Option {
 	return func(s *Store) { s.now = now }
 }
 
-// WithoutBatching makes the store send every decision of [Store.AllowN] in
-// a script call of its own, as soon as it is made, as many at once as the
-// client's pool allows. By default, decisions that find several calls to
-// the same node in flight wait for one to return and go together in the
-// next call (group commit): fewer calls, far less work for Redis, and no
-// extra wait for a lone decision. Turn it off for Redis-compatible
-// services that limit a script's keys, or to compare.
+// WithoutBatching makes the store send every decision of [Store.AllowN],
+// [Store.ReserveN] and [Store.CancelReservation] in a script call of its
+// own, as soon as it is made, as many at once as the client's pool allows.
+// By default, decisions that find several calls to the same node in flight
+// wait for one to return and go together in the next call (group commit):
+// fewer calls, far less work for Redis, and no extra wait for a lone
+// decision. Turn it off for Redis-compatible services that limit a
+// script's keys, or to compare.
 func WithoutBatching() Option {
 	return func(s *Store) { s.batching = false }
 }

@@ -24,6 +24,8 @@
 -- one earlier versions wrote.
 local struct = rawget(_G, 'struct')
 
+local floor, ceil = math.floor, math.ceil
+
 -- clock returns now in µs and the slack of expiries in ms. app is the
 -- app's clock in µs or "": Redis TIME.
 local function clock(app)

@@ -194,13 +194,8 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 // allowN is AllowN after its checks; resent is set when the take goes a
 // second time, around Redis's clock (see calendar.go).
 func (s *Store) allowN(ctx context.Context, key string, limit ratelimit.Limit, n int, resent bool) (ratelimit.Result, error) {
-	tag := slotTag(afterNamespace(key))
-	p := newPending()
-	p.ctx = ctx
-	p.key = s.prefix + tags[limit.Algorithm] + string(tag[:]) + key
-	p.limit, p.n = limit, n
-	p.deadline = s.deadlineArg(ctx)
-	res, err := s.decide(s.batcherFor(&tag), p)
+	p, b := s.pend(ctx, key, limit, n)
+	res, err := s.decide(b, p)
 	p.free()
 	if err == errMissedWindow && !resent { // nothing was taken: once more, around Redis's clock
 		return s.allowN(ctx, key, limit, n, true)

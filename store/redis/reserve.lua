@@ -1,24 +1,17 @@
 -- reserve.lua: the token bucket's bookings (Store.ReserveN) and their
--- cancellation (Store.CancelReservation), after prelude.lua and bucket.lua:
+-- cancellation (Store.CancelReservation), after prelude.lua:
 -- x/time/rate's reserveN and CancelAt, in microseconds, as
--- store/memory/reserve.go does them in nanoseconds.
+-- store/memory/reserve.go does them in nanoseconds. Like the algorithms'
+-- functions (see prelude.lua) they are pure: onereserve.lua runs one alone,
+-- batch.lua runs them beside the takes of a batch.
 --
--- The bucket's value is bucket.lua's, with the last event after it: how
--- long after the last update (ns) the latest booking's instant is, which a
--- cancellation needs, to the nanosecond as x/time/rate keeps it. With
--- struct, the byte 1 and three doubles; else "ts:tokens:event". bucket.lua
--- reads both forms and writes the shorter: an allowed AllowN is a booking
--- at its own instant, the bucket's last update.
--- KEYS[1]  the key
--- ARGV[1]  the app's clock in µs, or "": Redis TIME
--- ARGV[2]  the deadline in µs in Redis's clock, or "": none
--- ARGV[3]  "r" to book, "c" to cancel
--- ARGV[4] .. ARGV[6]  refill rate per second, capacity, tokens n
--- ARGV[7]  to book: the bound on the wait in ns; to cancel: the booking's
---          instant, its whole µs
--- ARGV[8]  to cancel: the rest of the booking's instant, in ns (0..999)
--- Returns two rows (see prelude.lua's reply): allowed, remaining, retry µs,
--- reset µs; then 0 (the row's byte), the delay in ns, now in µs, 0.
+-- The bucket's value is bucket.lua's, with, after a booking ahead, the
+-- last event after it: how long after the last update (ns) the latest
+-- booking's instant is, which a cancellation needs, to the nanosecond as
+-- x/time/rate keeps it. With struct, the byte 1 and three doubles; else
+-- "ts:tokens:event". bucket.lua reads both forms and writes the shorter, as
+-- a booking for now does: an allowed AllowN is a booking at its own
+-- instant, the bucket's last update.
 local function readBucket(v, capacity, now)
   if not v then
     return capacity, now, 0, true
@@ -68,8 +61,9 @@ local function seconds(ns)
   return sec + (ns - sec * 1e9) / 1e9
 end
 
--- writeBucket writes the bucket as of now with its last event ev ns later.
-local function writeBucket(key, now, tokens, ev, rate, capacity, slack)
+-- packBucket is the value of the bucket as of now with its last event ev
+-- ns later, and its expiry in ms.
+local function packBucket(now, tokens, ev, rate, capacity, slack)
   if ev < 0 then
     ev = 0
   end
@@ -79,76 +73,100 @@ local function writeBucket(key, now, tokens, ev, rate, capacity, slack)
   else
     nv = string.format('%.0f:%.17g:%.0f', now, tokens, ev)
   end
-  local ms = ceil(ceil((capacity - tokens) / rate * 1000000) / 1000) + 1 + slack
-  redis.call('SET', key, nv, 'PX', px(ms))
+  return nv, ceil(ceil((capacity - tokens) / rate * 1000000) / 1000) + 1 + slack
 end
 
-local function reset(tokens, rate, capacity)
-  if tokens < capacity then
-    return ceil((capacity - tokens) / rate * 1000000)
+-- book is reserveN of n tokens with the bound bound (ns) on the wait, on
+-- the bucket in v at now: allowed (0|1), remaining, then the retry-after
+-- in µs when not booked, or the delay in ns when booked (a booking's
+-- retry-after is 0), reset-after µs, and the value and expiry to write
+-- (nil: nothing). It is bucket.lua's bucket with the bound, and as lean
+-- (no calls but the encoding's): a booking costs what a take does. A
+-- booking for now is written as a take is, without its event: the event
+-- is then the last update.
+local function book(v, rate, capacity, n, bound, now, slack)
+  local tokens, last
+  if v then
+    if binary(v) then
+      local _
+      _, last, tokens = struct.unpack('<Bdd', v)
+    else
+      local ts, tk = string.match(v, '^(%d+):([^:]+)')
+      last, tokens = tonumber(ts), tonumber(tk)
+    end
   end
-  return 0
-end
-
-local function whole(tokens)
-  if tokens >= 1 then
-    return floor(tokens)
+  local fresh = not tokens or not last
+  if fresh then
+    tokens, last = capacity, now
   end
-  return 0
-end
+  if now < last then
+    last = now
+  end
+  local e = now - last
+  tokens = tokens + (floor(e / 1000000) + (e % 1000000) / 1000000) * rate
+  if tokens > capacity then
+    tokens = capacity
+  end
 
-local function book(key, now, slack, rate, capacity, n, bound)
-  local tokens, last, _, fresh = readBucket(redis.call('GET', key), capacity, now)
-  tokens = advance(tokens, last, now, rate, capacity)
   local left = tokens - n
   local wait = 0 -- ns, truncated as x/time/rate's durationFromTokens
   if left < 0 then
     wait = floor(1e9 * (-left / rate))
   end
+  local allowed, nv, ms = 1, nil, nil
   if wait > bound then
-    local retry = ceil(-left / rate * 1000000 - bound / 1000)
-    if retry < 1 then
-      retry = 1
+    allowed, left = 0, tokens
+    wait = ceil(-(tokens - n) / rate * 1000000 - bound / 1000) -- the retry-after
+    if wait < 1 then
+      wait = 1
     end
-    return reply({0, whole(tokens), retry, reset(tokens, rate, capacity), 0, 0, 0, 0}, now)
+  elseif n > 0 or not fresh then
+    if struct then
+      if wait > 0 then
+        nv = struct.pack('<Bddd', 1, now, left, wait)
+      else
+        nv = struct.pack('<Bdd', 1, now, left)
+      end
+    elseif wait > 0 then
+      nv = string.format('%.0f:%.17g:%.0f', now, left, wait)
+    else
+      nv = string.format('%.0f:%.17g', now, left)
+    end
+    ms = ceil(ceil((capacity - left) / rate * 1000000) / 1000) + 1 + slack
   end
-  if n > 0 or not fresh then
-    writeBucket(key, now, left, wait, rate, capacity, slack)
+  local remaining, reset = 0, 0
+  if left >= 1 then
+    remaining = floor(left)
   end
-  return reply({1, whole(left), 0, reset(left, rate, capacity), 0, wait, now, 0}, now)
+  if left < capacity then
+    reset = ceil((capacity - left) / rate * 1000000)
+  end
+  return allowed, remaining, wait, reset, nv, ms
 end
 
-local function cancel(key, now, slack, rate, capacity, n, actUs, actNs)
-  local v = redis.call('GET', key)
+-- cancel is CancelAt, at now, of a booking of n tokens at the instant
+-- actUs µs and actNs ns (0..999) on the bucket in v: the value and expiry
+-- to write, or nil when it gives nothing back.
+local function cancel(v, rate, capacity, n, actUs, actNs, now, slack)
   local act = (actUs - now) * 1000 + actNs -- ns after now
   if act < 0 or not v then
-    return reply({1, 0, 0, 0, 0, 0, 0, 0}, now)
+    return nil, nil
   end
   local tokens, last, ev = readBucket(v, capacity, now)
   ev = (last - now) * 1000 + ev -- ns after now
   local restore = n - seconds(ev - act) * rate
-  if restore > 0 then
-    tokens = advance(tokens, last, now, rate, capacity) + restore
-    if tokens > capacity then
-      tokens = capacity
-    end
-    if act == ev then
-      local prev = act - floor(1e9 * (n / rate))
-      if prev >= 0 then
-        ev = prev
-      end
-    end
-    writeBucket(key, now, tokens, ev, rate, capacity, slack)
+  if restore <= 0 then
+    return nil, nil
   end
-  return reply({1, 0, 0, 0, 0, 0, 0, 0}, now)
+  tokens = advance(tokens, last, now, rate, capacity) + restore
+  if tokens > capacity then
+    tokens = capacity
+  end
+  if act == ev then
+    local prev = act - floor(1e9 * (n / rate))
+    if prev >= 0 then
+      ev = prev
+    end
+  end
+  return packBucket(now, tokens, ev, rate, capacity, slack)
 end
-
-local now, slack = clock(ARGV[1])
-if late(ARGV[2], now) then
-  return reply({-1, 0, 0, 0, 0, 0, 0, 0}, now)
-end
-local rate, capacity, n, x = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-if ARGV[3] == 'c' then
-  return cancel(KEYS[1], now, slack, rate, capacity, n, x, tonumber(ARGV[8]))
-end
-return book(KEYS[1], now, slack, rate, capacity, n, x)

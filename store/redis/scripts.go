@@ -9,9 +9,11 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 )
 
-// The scripts: batch.lua decides a batch of takes, each on its own
-// (Store.AllowN under load); one.lua and onelog.lua a take sent alone, with
-// the code of its algorithm only; multi.lua several takes as one
+// The scripts: batch.lua decides a batch of takes, bookings and
+// cancellations, each on its own (Store.AllowN, ReserveN and
+// CancelReservation under load); one.lua and onelog.lua a take sent alone,
+// with the code of its algorithm only, and onereserve.lua a booking or a
+// cancellation sent alone; multi.lua several takes as one
 // (Store.AllowAll). Each is prelude.lua (the clock and the encodings), the
 // algorithms' files and its own end.
 var (
@@ -35,6 +37,8 @@ var (
 	logLua string
 	//go:embed reserve.lua
 	reserveLua string
+	//go:embed onereserve.lua
+	oneReserveLua string
 )
 
 // tags are the algorithms' parts of a key, between the prefix and the
@@ -68,9 +72,9 @@ func newSet(binary bool) scriptSet {
 			ratelimit.SlidingWindow: newScript("swindow.lua", slidingWindowLua+oneLua+"return one(swindow)\n", binary),
 			ratelimit.SlidingLog:    newScript("log.lua", logLua+oneLogLua, binary),
 		},
-		batch:   newScript("batch.lua", all+batchLua, binary),
+		batch:   newScript("batch.lua", all+reserveLua+batchLua, binary),
 		multi:   newScript("multi.lua", all+multiLua, binary),
-		reserve: newScript("reserve.lua", bucketLua+reserveLua, binary),
+		reserve: newScript("reserve.lua", reserveLua+oneReserveLua, binary),
 	}
 }
 
@@ -82,7 +86,7 @@ const structLine = "local struct = rawget(_G, 'struct')\n"
 type scriptSet struct {
 	one          [4]*script
 	batch, multi *script
-	reserve      *script // bookings and their cancellation (reserve.go)
+	reserve      *script // a booking or its cancellation sent alone (reserve.go)
 }
 
 var (
