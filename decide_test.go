@@ -260,3 +260,18 @@ func TestKeysByAddress(t *testing.T) {
 		}
 	}
 }
+
+// An adapter chooses its path: a limiter that decides by key alone, and
+// keys by client address, can be asked with AdmitKey and an IPKey.
+func ExampleLimiter_DecidesByKey() {
+	store := memory.New()
+	defer store.Close()
+	plain, _ := ratelimit.New(store, ratelimit.PerMinute(10))
+	costly, _ := ratelimit.New(store, ratelimit.PerMinute(10),
+		ratelimit.WithCost(func(r *http.Request) int { return len(r.URL.Path) }))
+	fmt.Println(plain.DecidesByKey(), plain.KeysByAddress())
+	fmt.Println(costly.DecidesByKey())
+	// Output:
+	// true true
+	// false
+}
