@@ -16,8 +16,9 @@ import (
 // script call per decision, as without batching. One that finds them all
 // busy waits in a bounded queue; when a call returns, its sender hands the
 // oldest queued decisions, up to maxBatch, to the first of them, which
-// sends them as one script call (batch.lua): one TIME, one MGET, each take
-// decided on its own, in order, with its own deadline. There is no timer
+// sends them as one script call (batch.lua): one TIME, one MGET, each
+// decision on its own, in order, with its own deadline (an AllowAll's
+// takes all or nothing, as one decision). There is no timer
 // and no goroutine of the store's own.
 //
 // Each decision is sent at most once, with its caller's deadline in
@@ -36,7 +37,8 @@ const (
 	// maxSenders is the number of script calls a batcher has in flight:
 	// enough to keep Redis busy while replies travel.
 	maxSenders = 2
-	// maxBatch is the most takes one call decides.
+	// maxBatch is the most takes one call decides (an AllowAll counts its
+	// takes; one of more is sent alone).
 	maxBatch = 32
 	// maxQueued bounds the decisions waiting while every sender is busy,
 	// and so the memory a hung Redis costs.
@@ -55,8 +57,14 @@ type pending struct {
 	limit    ratelimit.Limit
 	n        int
 	deadline any   // the script's deadline argument
-	op       op    // a take (the zero value), a booking or a cancellation
+	op       op    // a take (the zero value), a booking, a cancellation or an AllowAll
 	x, y     int64 // a booking's bound in ns; a cancellation's instant, µs and ns
+
+	// An AllowAll's takes, their Redis keys, and the rows the sender sets
+	// (the caller reads them as multi.go does).
+	takes []ratelimit.Take
+	keys  []string
+	rows  []row
 
 	// Set by the sender, read by the caller once wake has a value.
 	res   ratelimit.Result
@@ -79,13 +87,15 @@ const (
 	take   op = iota // AllowN
 	book             // ReserveN
 	unbook           // CancelReservation
+	all              // AllowAll
 )
 
 // batch.lua's algorithms of a booking and of a cancellation, after those
-// of ratelimit.Algorithm.
+// of ratelimit.Algorithm, and the offset of an AllowAll's takes' ones.
 const (
 	algBook   = 4
 	algUnbook = 5
+	algAll    = 8 // + ratelimit.Algorithm
 )
 
 // alg is the algorithm batch.lua decides p with.
@@ -97,6 +107,14 @@ func (p *pending) alg() int {
 		return algUnbook
 	}
 	return int(p.limit.Algorithm)
+}
+
+// width is the number of takes p decides, and of batch.lua's keys and rows.
+func (p *pending) width() int {
+	if p.op == all {
+		return len(p.keys)
+	}
+	return 1
 }
 
 // pend returns a pending take of n tokens of key under limit, and the
@@ -182,7 +200,7 @@ func (s *Store) lead(b *batcher, batch []*pending) {
 		p.wake <- struct{}{}
 	}
 	b.mu.Lock()
-	k := min(len(b.queue), maxBatch)
+	k := batchLen(b.queue)
 	if k == 0 {
 		b.senders--
 		b.mu.Unlock()
@@ -199,6 +217,20 @@ func (s *Store) lead(b *batcher, batch []*pending) {
 	next[0].lead = next
 	next[0].wake <- struct{}{}
 	b.mu.Unlock()
+}
+
+// batchLen is the number of queued decisions, from the oldest, that the
+// next batch takes: at most maxBatch takes in all, and at least one
+// decision if any is queued.
+func batchLen(queue []*pending) int {
+	k, w := 0, 0
+	for k < len(queue) && k < maxBatch {
+		if w += queue[k].width(); k > 0 && w > maxBatch {
+			break
+		}
+		k++
+	}
+	return k
 }
 
 // remove takes p out of the queue; b.mu is held.
@@ -219,14 +251,20 @@ func (s *Store) send(batch []*pending) {
 	k := len(batch)
 	var args []any
 	sc := s.scripts.batch
+	var one [1]row
+	rows := one[:]
 	if k == 1 {
 		p := batch[0]
-		a := s.limitArgs(p.limit)
 		switch p.op {
 		case take:
+			a := s.limitArgs(p.limit)
 			sc = s.scripts.one[p.limit.Algorithm]
 			args = []any{"evalsha", sc.script.Hash(), 1, p.key, s.clockArg(), int(p.limit.Algorithm), a[0], a[1], p.n, a[2], p.deadline}
+		case all:
+			sc = s.scripts.multi
+			args, rows = s.multiArgs(p), p.rows
 		default:
+			a := s.limitArgs(p.limit)
 			sc = s.scripts.reserve
 			mode := "r"
 			if p.op == unbook {
@@ -235,82 +273,42 @@ func (s *Store) send(batch []*pending) {
 			args = []any{"evalsha", sc.script.Hash(), 1, p.key, s.clockArg(), p.deadline, mode, a[0], a[1], p.n, p.x, p.y}
 		}
 	} else {
-		args = s.batchArgs(batch)
+		var width int
+		args, width = s.batchArgs(batch)
+		rows = make([]row, width)
 	}
 	ctx, cancel := batchContext(batch)
-	var one [1]row
-	rows := one[:]
-	if k > 1 {
-		rows = make([]row, k)
-	}
 	now, err := s.eval(ctx, sc, args, rows)
 	if cancel != nil {
 		cancel()
 	}
-	for i, p := range batch {
+	off := 0
+	for _, p := range batch {
+		r := rows[off]
 		switch {
 		case err != nil:
 			p.err = err
-		case rows[i][0] == missed:
+		case p.op == all:
+			if k > 1 {
+				copy(p.rows, rows[off:])
+			}
+			if missedWindow(p.rows) {
+				p.err = errMissedWindow
+			}
+		case r[0] == missed:
 			p.err = errMissedWindow
-		case rows[i][0] < 0:
+		case r[0] < 0:
 			p.err = ErrLate
 		default:
-			p.res = rows[i].result(p.limit)
+			p.res = r.result(p.limit)
 			if p.op == book && p.res.Allowed {
 				// A booking's row has its delay in ns where a denial's
 				// retry-after is.
-				p.res.RetryAfter, p.delay, p.now = 0, time.Duration(rows[i][2]), now
+				p.res.RetryAfter, p.delay, p.now = 0, time.Duration(r[2]), now
 			}
 		}
+		off += p.width()
 	}
-}
-
-// batchArgs are batch.lua's arguments for batch: each distinct limit
-// once (with its algorithm: a booking's and a cancellation's are their
-// own), then each take's limit, cost and deadline, then the bookings' and
-// cancellations' own arguments.
-func (s *Store) batchArgs(batch []*pending) []any {
-	var limits [maxBatch]ratelimit.Limit
-	var algs, which [maxBatch]int
-	m, extra := 0, 0
-	for i, p := range batch {
-		alg := p.alg()
-		j := 0
-		for j < m && (limits[j] != p.limit || algs[j] != alg) {
-			j++
-		}
-		if j == m {
-			limits[m], algs[m] = p.limit, alg
-			m++
-		}
-		which[i] = j + 1
-		extra += int(p.op) // a booking has 1 argument of its own, a cancellation 2
-	}
-	args := make([]any, 0, 5+len(batch)+4*m+3*len(batch)+extra)
-	args = append(args, "evalsha", s.scripts.batch.script.Hash(), len(batch))
-	for _, p := range batch {
-		args = append(args, p.key)
-	}
-	args = append(args, s.clockArg(), m)
-	for j, l := range limits[:m] {
-		a := s.limitArgs(l)
-		args = append(args, algs[j], a[0], a[1], a[2])
-	}
-	for i, p := range batch {
-		args = append(args, which[i], p.n, p.deadline)
-	}
-	if extra > 0 {
-		for _, p := range batch {
-			switch p.op {
-			case book:
-				args = append(args, p.x)
-			case unbook:
-				args = append(args, p.x, p.y)
-			}
-		}
-	}
-	return args
 }
 
 // batchContext is the context of the call that carries batch: the

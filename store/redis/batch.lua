@@ -1,9 +1,9 @@
--- batch.lua: the end of the script that decides one take or a batch of
--- takes, after prelude.lua, every algorithm's file and reserve.lua. Each take is its
--- own decision, atomic, decided in order (a take sees the takes before it
--- on the same key) at one instant of Redis's clock, with its own deadline;
--- one MGET reads the state of every GET-based key and one SET per key
--- writes what the batch took.
+-- batch.lua: the end of the script that decides a batch of takes, after
+-- prelude.lua, every algorithm's file, reserve.lua and multi.lua. Each
+-- take (or AllowAll: see below) is its own decision, atomic, decided in
+-- order (a take sees the takes before it on the same key) at one instant
+-- of Redis's clock, with its own deadline; one MGET reads the state of
+-- every GET-based key and one SET per key writes what the batch took.
 -- KEYS[i]  the key of take i (on Redis Cluster, all of one slot)
 -- ARGV[1]  the app's clock in µs since the epoch, or "": Redis TIME
 -- ARGV[2]  m, the number of distinct limits in the batch
@@ -17,6 +17,11 @@
 -- rate and capacity; its own arguments follow every take's, in the order
 -- of the takes: a booking's bound on the wait in ns, a cancellation's
 -- instant in whole µs and the rest in ns.
+-- An AllowAll of k takes (multi.lua's multi) is k consecutive takes whose
+-- limits have the algorithm 8 + their own; the first has the AllowAll's
+-- deadline, the others "": none; its own argument, among the bookings'
+-- and cancellations', is k. Its takes are decided all or nothing, at their
+-- place in the batch, as multi.lua decides them alone.
 -- Returns, through reply, four integers per take: allowed (0|1), remaining,
 -- retry-after µs (a booking's delay in ns), reset-after µs; allowed is -1
 -- for a take that came after its deadline and took nothing; a cancellation
@@ -38,7 +43,8 @@ local extra = first + 3 * #KEYS -- the next booking's or cancellation's own
 
 local names = {}
 for i = 1, #KEYS do
-  if algs[tonumber(ARGV[first + 3 * (i - 1)])] ~= 3 then
+  local alg = algs[tonumber(ARGV[first + 3 * (i - 1)])]
+  if alg ~= 3 and alg ~= 11 then
     names[#names + 1] = KEYS[i]
   end
 end
@@ -51,6 +57,8 @@ if #names > 0 then
 end
 
 local out, expiry, order = {}, {}, {}
+local upto = 0 -- the last take of the AllowAll being decided
+local group, nvs, mss -- an AllowAll's takes, in multi's layout, and writes
 for i = 1, #KEYS do
   local a, o = first + 3 * (i - 1), 4 * (i - 1)
   if late(ARGV[a + 2], now) then
@@ -60,6 +68,12 @@ for i = 1, #KEYS do
       extra = extra + 1
     elseif alg == 5 then
       extra = extra + 2
+    elseif alg >= 8 then -- an AllowAll's first take: all of its takes
+      upto = i + tonumber(ARGV[extra]) - 1
+      extra = extra + 1
+      for r = o + 5, 4 * upto do
+        out[r] = (r % 4 == 1) and -1 or 0
+      end
     end
   else
     local key, j, n = KEYS[i], tonumber(ARGV[a]), tonumber(ARGV[a + 1])
@@ -77,6 +91,33 @@ for i = 1, #KEYS do
     elseif algs[j] == 3 then
       local r = slidinglog(key, rates[j], capacities[j], n, periods[j], now, slack, true)
       out[o + 1], out[o + 2], out[o + 3], out[o + 4] = r[1], r[2], r[3], r[4]
+    elseif algs[j] >= 8 then
+      if i > upto then -- an AllowAll's first take: decide all of its takes
+        local k = tonumber(ARGV[extra])
+        extra = extra + 1
+        upto = i + k - 1
+        if not group then
+          group, nvs, mss = {}, {}, {}
+        end
+        for c = 1, k do
+          local t, g = first + 3 * (i + c - 2), 5 * (c - 1)
+          local l = tonumber(ARGV[t])
+          group[g + 1], group[g + 2], group[g + 3], group[g + 4], group[g + 5] =
+            algs[l] - 8, rates[l], capacities[l], tonumber(ARGV[t + 1]), periods[l]
+        end
+        if multi(k, KEYS, i - 1, group, 1, values, now, slack, out, o, nvs, mss) then
+          for c = 1, k do
+            local nv = nvs[c]
+            if nv then
+              local key = KEYS[i + c - 1]
+              if not expiry[key] then
+                order[#order + 1] = key
+              end
+              values[key], expiry[key] = nv, mss[c]
+            end
+          end
+        end
+      end
     else
       local nv, ms
       if algs[j] == 4 then

@@ -2,6 +2,7 @@ package redis_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -42,5 +43,48 @@ func TestCalendarWindowByRedisTime(t *testing.T) {
 				t.Fatalf("AllowN past the quota = %+v, want denied until %v", res, want)
 			}
 		})
+	}
+}
+
+// TestCalendarAllowAllByRedisTime: an AllowAll with a calendar limit, with
+// Redis days ahead of the app, is sent again around Redis's clock and
+// counts in Redis's day; in a batch, an AllowAll whose windows miss
+// Redis's clock takes nothing, and the decisions around it are decided
+// as usual.
+func TestCalendarAllowAllByRedisTime(t *testing.T) {
+	bg := context.Background()
+	day := ratelimit.PerDay(2, nil)
+	plain := ratelimit.PerHour(5)
+	_, midnight := day.Window(time.Now())
+	takes := func(client string) []ratelimit.Take {
+		return []ratelimit.Take{{Key: "day/" + client, Limit: day, N: 2}, {Key: "api/" + client, Limit: plain, N: 1}}
+	}
+	mr, client := newMini(t)
+	mr.SetTime(midnight.Add(10*24*time.Hour + time.Second))
+	want := 24*time.Hour - time.Second // until Redis's next midnight
+
+	batched := redisstore.New(client, redisstore.WithPrefix("batched:"))
+	res, errs := redisstore.DecideBatch(batched, []redisstore.BatchTake{
+		{Ctx: bg, Key: "api/1", Limit: plain, N: 1},
+		{Ctx: bg, All: takes("1"), Results: make([]ratelimit.Result, 2)},
+		{Ctx: bg, Key: "api/1", Limit: plain, N: 1},
+	})
+	if !errors.Is(errs[1], redisstore.ErrMissedWindow) {
+		t.Fatalf("AllowAll with windows around the app's clock: %v, want its windows missed", errs[1])
+	}
+	if errs[0] != nil || errs[2] != nil || res[0].Remaining != 4 || res[2].Remaining != 3 {
+		t.Fatalf("takes around it: %+v, %v, %+v, %v; want remaining 4 then 3: the AllowAll took nothing", res[0], errs[0], res[2], errs[2])
+	}
+
+	store := redisstore.New(client)
+	results := make([]ratelimit.Result, 2)
+	if err := store.AllowAll(bg, takes("2"), results); err != nil {
+		t.Fatal(err)
+	}
+	if !results[0].Allowed || results[0].ResetAfter != want || !results[1].Allowed {
+		t.Fatalf("AllowAll = %+v, want both allowed, the day's ResetAfter %v", results, want)
+	}
+	if err := store.AllowAll(bg, takes("2"), results); err != nil || results[0].Allowed || results[0].RetryAfter != want {
+		t.Fatalf("AllowAll past the quota = %+v, %v; want denied until %v", results, err, want)
 	}
 }

@@ -15,7 +15,8 @@ func WithStringEncoding() Option {
 
 // BatchTake is one decision of DecideBatch: AllowN(Key, Limit, N); with
 // Reserve, ReserveN(Key, Limit, N, MaxWait); with Cancel,
-// CancelReservation(Key, Limit, *Cancel).
+// CancelReservation(Key, Limit, *Cancel); with All, AllowAll(All,
+// Results), which Results (of All's length) receives.
 type BatchTake struct {
 	Ctx   context.Context
 	Key   string
@@ -25,6 +26,9 @@ type BatchTake struct {
 	Reserve bool
 	MaxWait time.Duration
 	Cancel  *ratelimit.Reservation
+
+	All     []ratelimit.Take
+	Results []ratelimit.Result
 }
 
 // DecideBatch sends takes as one batch, in order, as the group commit
@@ -45,6 +49,12 @@ func DecideMixed(s *Store, takes []BatchTake) ([]ratelimit.Reservation, []error)
 	for i, t := range takes {
 		p := &pending{ctx: t.Ctx, key: s.Key(t.Key, t.Limit.Algorithm), limit: t.Limit, n: t.N, deadline: s.deadlineArg(t.Ctx)}
 		switch {
+		case t.All != nil:
+			p.op, p.takes = all, t.All
+			p.keys, p.rows = make([]string, len(t.All)), make([]row, len(t.All))
+			for j, tk := range t.All {
+				p.keys[j] = s.Key(tk.Key, tk.Limit.Algorithm)
+			}
 		case t.Cancel != nil:
 			at := t.Cancel.At.UnixNano()
 			p.op, p.n, p.x, p.y = unbook, t.Cancel.Tokens, at/1000, at%1000
@@ -56,7 +66,15 @@ func DecideMixed(s *Store, takes []BatchTake) ([]ratelimit.Reservation, []error)
 	s.send(batch)
 	rs, errs := make([]ratelimit.Reservation, len(takes)), make([]error, len(takes))
 	for i, p := range batch {
-		if errs[i] = p.err; p.err == nil {
+		switch errs[i] = p.err; {
+		case p.err != nil:
+		case p.op == all && p.rows[0][0] < 0:
+			errs[i] = ErrLate
+		case p.op == all:
+			for j := range p.rows {
+				takes[i].Results[j] = p.rows[j].result(p.takes[j].Limit)
+			}
+		default:
 			rs[i] = p.reservation()
 		}
 	}
@@ -71,8 +89,13 @@ func Queued(s *Store) int {
 	return len(s.batchers.one.queue)
 }
 
-// MaxSenders and MaxQueued are the batcher's bounds.
+// MaxSenders, MaxBatch and MaxQueued are the batcher's bounds.
 const (
 	MaxSenders = maxSenders
+	MaxBatch   = maxBatch
 	MaxQueued  = maxQueued
 )
+
+// ErrMissedWindow is the error of a decision whose calendar windows did
+// not hold Redis's clock.
+var ErrMissedWindow = errMissedWindow

@@ -8,11 +8,12 @@ import (
 
 var _ ratelimit.MultiStore = (*Store)(nil)
 
-// AllowAll implements [ratelimit.MultiStore] in one round trip: one script
-// (multi.lua, with EVALSHA, and EVAL only after NOSCRIPT, sent at most once
-// and with the same deadline as [Store.AllowN]) decides every take at one
-// instant of Redis's clock, writing nothing, then commits them all only if
-// every one is allowed. Each take may have its own algorithm and limit;
+// AllowAll implements [ratelimit.MultiStore] in one round trip, as
+// [Store.AllowN]: alone (multi.lua), or as one decision of a batch with
+// the decisions waiting for the same node, sent at most once (EVALSHA, and
+// EVAL only after NOSCRIPT) and with AllowN's deadline. Every take is
+// decided at one instant of Redis's clock, writing nothing, then they are
+// all committed only if every one is allowed. Each take may have its own algorithm and limit;
 // keys must be distinct.
 //
 // On a *goredis.ClusterClient or *goredis.Ring, a script may only touch
@@ -35,10 +36,12 @@ func (s *Store) AllowAll(ctx context.Context, takes []ratelimit.Take, results []
 }
 
 // allowAll is AllowAll after its checks; resent is set when the takes go a
-// second time, around Redis's clock (see calendar.go).
+// second time, around Redis's clock (see calendar.go). The takes are one
+// decision of the group commit: alone, multi.lua; in a batch, decided by
+// batch.lua as multi.lua decides them.
 func (s *Store) allowAll(ctx context.Context, takes []ratelimit.Take, results []ratelimit.Result, resent bool) error {
+	tag := slotTag(afterNamespace(takes[0].Key))
 	if s.sharded {
-		tag := slotTag(afterNamespace(takes[0].Key))
 		for i := 1; i < len(takes); i++ {
 			if slotTag(afterNamespace(takes[i].Key)) != tag {
 				return ratelimit.ErrCrossSlot
@@ -46,23 +49,23 @@ func (s *Store) allowAll(ctx context.Context, takes []ratelimit.Take, results []
 		}
 	}
 	k := len(takes)
-	args := make([]any, 3, 3+k+2+5*k)
-	args[0], args[1], args[2] = "evalsha", s.scripts.multi.script.Hash(), k
+	keys, rows := make([]string, k), make([]row, k)
 	for i := range takes {
-		args = append(args, s.Key(takes[i].Key, takes[i].Limit.Algorithm))
+		keys[i] = s.Key(takes[i].Key, takes[i].Limit.Algorithm)
 	}
-	args = append(args, s.clockArg(), s.deadlineArg(ctx))
-	for i := range takes {
-		t := &takes[i]
-		a := s.limitArgs(t.Limit)
-		args = append(args, int(t.Limit.Algorithm), a[0], a[1], t.N, a[2])
+	p := newPending()
+	p.ctx, p.op, p.takes, p.keys, p.rows = ctx, all, takes, keys, rows
+	p.deadline = s.deadlineArg(ctx)
+	_, err := s.decide(s.batcherFor(&tag), p)
+	p.free()
+	if err == errMissedWindow {
+		if !resent {
+			return s.allowAll(ctx, takes, results, true) // nothing was taken
+		}
+		err = nil
 	}
-	rows := make([]row, k)
-	if _, err := s.eval(ctx, s.scripts.multi, args, rows); err != nil {
+	if err != nil {
 		return err
-	}
-	if missedWindow(rows) && !resent {
-		return s.allowAll(ctx, takes, results, true) // nothing was taken
 	}
 	if rows[0][0] < 0 {
 		return ErrLate
@@ -71,4 +74,21 @@ func (s *Store) allowAll(ctx context.Context, takes []ratelimit.Take, results []
 		results[i] = rows[i].result(takes[i].Limit)
 	}
 	return nil
+}
+
+// multiArgs are multi.lua's arguments for AllowAll p, sent alone.
+func (s *Store) multiArgs(p *pending) []any {
+	k := len(p.takes)
+	args := make([]any, 3, 3+k+2+5*k)
+	args[0], args[1], args[2] = "evalsha", s.scripts.multi.script.Hash(), k
+	for _, key := range p.keys {
+		args = append(args, key)
+	}
+	args = append(args, s.clockArg(), p.deadline)
+	for i := range p.takes {
+		t := &p.takes[i]
+		a := s.limitArgs(t.Limit)
+		args = append(args, int(t.Limit.Algorithm), a[0], a[1], t.N, a[2])
+	}
+	return args
 }

@@ -28,8 +28,8 @@ func WithAppClock(now func() time.Time) Option {
 }
 
 // WithoutBatching makes the store send every decision of [Store.AllowN],
-// [Store.ReserveN] and [Store.CancelReservation] in a script call of its
-// own, as soon as it is made, as many at once as the client's pool allows.
+// [Store.ReserveN], [Store.CancelReservation] and [Store.AllowAll] in a
+// script call of its own, as soon as it is made, as many at once as the client's pool allows.
 // By default, decisions that find several calls to the same node in flight
 // wait for one to return and go together in the next call (group commit):
 // fewer calls, far less work for Redis, and no extra wait for a lone

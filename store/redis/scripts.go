@@ -9,13 +9,14 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 )
 
-// The scripts: batch.lua decides a batch of takes, bookings and
-// cancellations, each on its own (Store.AllowN, ReserveN and
-// CancelReservation under load); one.lua and onelog.lua a take sent alone,
-// with the code of its algorithm only, and onereserve.lua a booking or a
-// cancellation sent alone; multi.lua several takes as one
-// (Store.AllowAll). Each is prelude.lua (the clock and the encodings), the
-// algorithms' files and its own end.
+// The scripts: batch.lua decides a batch of takes, bookings,
+// cancellations and AllowAlls, each on its own (Store.AllowN, ReserveN,
+// CancelReservation and AllowAll under load); one.lua and onelog.lua a
+// take sent alone, with the code of its algorithm only, onereserve.lua a
+// booking or a cancellation sent alone, and onemulti.lua an AllowAll sent
+// alone, with multi.lua's multi, which decides several takes as one. Each
+// is prelude.lua (the clock and the encodings), the algorithms' files and
+// its own end.
 var (
 	//go:embed prelude.lua
 	preludeLua string
@@ -23,6 +24,8 @@ var (
 	batchLua string
 	//go:embed multi.lua
 	multiLua string
+	//go:embed onemulti.lua
+	oneMultiLua string
 	//go:embed one.lua
 	oneLua string
 	//go:embed onelog.lua
@@ -72,8 +75,8 @@ func newSet(binary bool) scriptSet {
 			ratelimit.SlidingWindow: newScript("swindow.lua", slidingWindowLua+oneLua+"return one(swindow)\n", binary),
 			ratelimit.SlidingLog:    newScript("log.lua", logLua+oneLogLua, binary),
 		},
-		batch:   newScript("batch.lua", all+reserveLua+batchLua, binary),
-		multi:   newScript("multi.lua", all+multiLua, binary),
+		batch:   newScript("batch.lua", all+reserveLua+multiLua+batchLua, binary),
+		multi:   newScript("multi.lua", all+multiLua+oneMultiLua, binary),
 		reserve: newScript("reserve.lua", reserveLua+oneReserveLua, binary),
 	}
 }
