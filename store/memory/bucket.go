@@ -27,21 +27,7 @@ func takeTokens(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cell, 
 // (l.PerSecondRate()) and burst (l.Capacity()) worked out by the caller,
 // which keeps them from one call to the next.
 func takeTokensAt(c *cell, fresh bool, now int64, l ratelimit.Limit, rate, burst float64, n int, res *ratelimit.Result) {
-	tokens, last := c.x, c.at
-	if fresh {
-		tokens, last = burst, now
-	}
-	if now < last {
-		last = now
-	}
-	elapsed := now - last
-	if elapsed < 0 { // overflowed: an age beyond the int64 range
-		elapsed = math.MaxInt64
-	}
-	tokens += time.Duration(elapsed).Seconds() * rate
-	if tokens > burst {
-		tokens = burst
-	}
+	tokens := advance(c, fresh, now, rate, burst) // reserve.go; inlined
 
 	*res = ratelimit.Result{Limit: l}
 	left := tokens - float64(n)

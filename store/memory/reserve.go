@@ -82,7 +82,7 @@ func advance(c *cell, fresh bool, now int64, rate, burst float64) float64 {
 		last = now
 	}
 	elapsed := now - last
-	if elapsed < 0 {
+	if elapsed < 0 { // overflowed: an age beyond the int64 range
 		elapsed = math.MaxInt64
 	}
 	tokens += time.Duration(elapsed).Seconds() * rate
