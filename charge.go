@@ -58,20 +58,15 @@ func (l *Limiter) Charge(ctx context.Context, key string, n int) error {
 	}
 	var first error
 	for i := range l.policies {
-		pol := &l.policies[i]
-		sk, err := pol.storeKey(key)
+		t, err := l.policies[i].take(ctx, key)
 		if err != nil {
 			return err
 		}
-		limit, _, err := pol.limitFor(ctx)
-		if err != nil {
-			return err
-		}
-		if err := l.charge1(ctx, sk, limit, min(n, limit.Capacity())); err != nil && first == nil {
+		if err := l.charge1(ctx, t.Key, t.Limit, min(n, t.Limit.Capacity())); err != nil && first == nil {
 			first = err
 		}
 		if l.denies != nil { // its wait for the key is too short now: ask the store
-			l.denies.forget(sk)
+			l.denies.forget(t.Key)
 		}
 	}
 	return first

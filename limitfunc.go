@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 )
@@ -60,25 +61,22 @@ const policyListsSize = 256 // a power of two
 // of a limiter with a LimitFunc policy, for the limits of p's takes: made
 // once for the combinations that recur, as a customer's do.
 func (l *Limiter) funcPolicyList(p *pass) []string {
+	var buf [16]uint64
+	ids := buf[:0]
 	h := uint64(14695981039346656037)
 	for i, t := range p.takes {
-		h = (h ^ l.policies[i].valuesFor(t.Limit, p.plan).id) * 1099511628211
+		id := l.policies[i].valuesFor(t.Limit, p.plan).id
+		ids = append(ids, id)
+		h = (h ^ id) * 1099511628211
 	}
 	slot := &l.funcLists[h&(policyListsSize-1)]
-	if e := slot.Load(); e != nil && len(e.ids) == len(p.takes) {
-		same := true
-		for i, t := range p.takes {
-			same = same && e.ids[i] == l.policies[i].valuesFor(t.Limit, p.plan).id
-		}
-		if same {
-			return e.value
-		}
+	if e := slot.Load(); e != nil && slices.Equal(e.ids, ids) {
+		return e.value
 	}
-	e := &policyList{ids: make([]uint64, len(p.takes))}
+	e := &policyList{ids: slices.Clone(ids)}
 	parts := make([]string, len(p.takes))
 	for i, t := range p.takes {
-		v := l.policies[i].valuesFor(t.Limit, p.plan)
-		e.ids[i], parts[i] = v.id, v.policy[0]
+		parts[i] = l.policies[i].valuesFor(t.Limit, p.plan).policy[0]
 	}
 	e.value = []string{strings.Join(parts, ", ")}
 	slot.Store(e)

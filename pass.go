@@ -105,20 +105,29 @@ func (l *Limiter) keyRequest(r *http.Request, keyFunc KeyFunc, p *pass) error {
 // fillTake makes p's take of policy i for the client key: its store key,
 // and the limit the request's context chooses (plans.go).
 func (l *Limiter) fillTake(ctx context.Context, p *pass, i int, key string) error {
-	pol := &l.policies[i]
-	sk, err := pol.storeKey(key)
+	t, err := l.policies[i].take(ctx, key)
 	if err != nil {
 		return err
 	}
-	limit, _, err := pol.limitFor(ctx)
-	if err != nil {
-		return err
-	}
-	p.takes[i] = Take{Key: sk, Limit: limit}
+	p.takes[i] = t
 	if l.blockFor > 0 {
 		return l.fillBlock(p, i, key)
 	}
 	return nil
+}
+
+// take is the policy's take for the client key, n = 0: its store key,
+// and the limit ctx chooses (plans.go).
+func (pol *policy) take(ctx context.Context, key string) (Take, error) {
+	sk, err := pol.storeKey(key)
+	if err != nil {
+		return Take{}, err
+	}
+	limit, _, err := pol.limitFor(ctx)
+	if err != nil {
+		return Take{}, err
+	}
+	return Take{Key: sk, Limit: limit}, nil
 }
 
 // requestKey runs f on r: its key, or its error (an empty key is a
