@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -129,6 +130,9 @@ func allowAllWithin(ctx context.Context, b *budget, store Store, takes []Take, r
 	if b == nil {
 		return AllowAll(ctx, store, takes, results)
 	}
+	// The call may outlive the wait, and the caller reuses takes (pooled
+	// passes): the late call reads a copy of its own.
+	takes = slices.Clone(takes)
 	own, err := within(ctx, b, func(ctx context.Context) ([]Result, error) {
 		own := make([]Result, len(results))
 		return own, AllowAll(ctx, store, takes, own)
