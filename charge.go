@@ -56,42 +56,34 @@ func (l *Limiter) Charge(ctx context.Context, key string, n int) error {
 	if ctx.Done() != nil {
 		ctx = context.WithoutCancel(ctx)
 	}
-	var first error
-	for i := range l.policies {
-		t, err := l.policies[i].take(ctx, key)
-		if err != nil {
-			return err
-		}
-		if err := l.charge1(ctx, t.Key, t.Limit, min(n, t.Limit.Capacity())); err != nil && first == nil {
-			first = err
-		}
-		if l.denies != nil { // its wait for the key is too short now: ask the store
-			l.denies.forget(t.Key)
-		}
-	}
-	return first
-}
-
-// charge1 takes n (at most the capacity) of sk's budget under limit,
-// through the breaker, or owes them while the store fails.
-func (l *Limiter) charge1(ctx context.Context, sk string, limit Limit, n int) error {
-	probe := false
-	if l.breaker != nil {
-		var ok bool
-		if ok, probe = l.breaker.allow(l.now()); !ok {
-			l.owe(ctx, sk, limit, n)
-			return nil
-		}
-	}
-	err := l.takeDebt(ctx, sk, limit, n)
-	switch l.settle(ctx, err, probe) {
-	case answered:
-		return nil
-	case refused:
+	p := l.getPass()
+	defer passes.Put(p)
+	if err := l.keyCall(ctx, key, p); err != nil { // every policy keyed before any is charged
 		return err
 	}
-	l.owe(ctx, sk, limit, n)
-	return err
+	p.op = charge
+	o := l.run(ctx, n, p)
+	switch {
+	case o.end == badCost:
+		return o.err
+	case o.end == undecided && !errors.Is(o.err, ErrBreakerOpen): // owed; the breaker spared the call
+		l.onError(nil, o.err)
+		return o.err
+	}
+	return nil
+}
+
+// takeDebts is the store call of a charge: each take's cost, even past
+// what its budget holds.
+func (l *Limiter) takeDebts(ctx context.Context, p *pass) error {
+	for i := range p.takes {
+		t := &p.takes[i]
+		if err := l.takeDebt(ctx, t.Key, t.Limit, t.N); err != nil {
+			return err
+		}
+		t.N = 0 // charged: nothing left to owe if a later take fails
+	}
+	return nil
 }
 
 // takeDebt takes n tokens of sk even past what its budget holds, as
@@ -119,14 +111,19 @@ func (l *Limiter) takeDebt(ctx context.Context, sk string, limit Limit, n int) e
 	return err
 }
 
-// owe keeps a charge the store could not take: on the fallback store, and
-// as the key's debt to the store (debt.go).
-func (l *Limiter) owe(ctx context.Context, sk string, limit Limit, n int) {
-	if l.fallback != nil {
-		shared := share(limit, l.instances)
-		if m := min(n, shared.Capacity()); m > 0 {
-			l.fallback.AllowN(ctx, sk, shared, m)
+// owe keeps the charge of p that the store could not take: on the
+// fallback store, and as each key's debt to the store (debt.go).
+func (l *Limiter) owe(ctx context.Context, p *pass) {
+	for _, t := range p.takes {
+		if t.N == 0 {
+			continue
 		}
+		if l.fallback != nil {
+			shared := share(t.Limit, l.instances)
+			if m := min(t.N, shared.Capacity()); m > 0 {
+				l.fallback.AllowN(ctx, t.Key, shared, m)
+			}
+		}
+		l.debts.add(t.Key, t.N, t.Limit.Capacity())
 	}
-	l.debts.add(sk, n, limit.Capacity())
 }

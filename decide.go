@@ -18,11 +18,11 @@ import (
 // DecidesByKey reports whether the limiter decides every request from its
 // key and its context alone, so that [Limiter.AdmitKey] decides a request
 // exactly as [Limiter.Admit] decides one the limiter keys alike. It does
-// unless it was given [WithSkip], [WithCost], [WithCountIf], a
+// unless it was given [WithSkip], [WithCost], a
 // [WithDenyHandler] other than [ProblemJSON], or a [Policy] with a Key of
 // its own: they read or answer the *http.Request.
 func (l *Limiter) DecidesByKey() bool {
-	if l.skip != nil || l.cost != nil || l.countIf != nil {
+	if l.skip != nil || l.cost != nil {
 		return false
 	}
 	if _, problem := l.deny.(problemJSON); l.deny != nil && !problem {
@@ -58,10 +58,21 @@ func (l *Limiter) KeysByAddress() bool { return l.defaultKey }
 //   - 0: ctx was canceled (the client went away): nothing to answer.
 //
 // It decides a cost of 1 and skips nothing: on a limiter that does not
-// [Limiter.DecidesByKey], make an *http.Request and call Admit.
+// [Limiter.DecidesByKey], make an *http.Request and call Admit. On a
+// limiter that counts only some responses ([WithCountIf]) AdmitKey keeps
+// the cost whatever the answer: call [Limiter.BeginKey] to settle it.
 func (l *Limiter) AdmitKey(ctx context.Context, key string, h http.Header) (ok bool, status int) {
+	a, ok, status := l.BeginKey(ctx, key, h)
+	a.Done(0) // kept
+	return ok, status
+}
+
+// BeginKey is [Limiter.AdmitKey] that returns, on a limiter that counts
+// only some responses ([WithCountIf]), the [Admission] to settle once the
+// call is answered, with the HTTP status its answer counts as (a gRPC
+// adapter maps its status code). Otherwise the Admission is nil.
+func (l *Limiter) BeginKey(ctx context.Context, key string, h http.Header) (a *Admission, ok bool, status int) {
 	p := l.getPass()
-	defer passes.Put(p)
 	var o outcome
 	if err := l.keyCall(ctx, key, p); errors.Is(err, ErrBadConfig) {
 		o = outcome{end: badCost, err: err, source: FromFailurePolicy}
@@ -73,7 +84,9 @@ func (l *Limiter) AdmitKey(ctx context.Context, key string, h http.Header) (ok b
 			l.observe(nil, p, o)
 		}
 	}
-	return l.conclude(nil, h, o)
+	ok, status = l.conclude(nil, h, o)
+	a, ok = l.admission(ctx, nil, p, o, ok)
+	return a, ok, status
 }
 
 // keyCall keys p under every policy with the caller's key, as keyRequest
@@ -85,7 +98,7 @@ func (l *Limiter) keyCall(ctx context.Context, key string, p *pass) error {
 	}
 	for i := range l.policies {
 		if pol := &l.policies[i]; pol.key != nil {
-			return fmt.Errorf("ratelimit: AdmitKey: policy %q keys requests with a KeyFunc of its own: use Admit: %w", pol.name, ErrBadConfig)
+			return fmt.Errorf("ratelimit: policy %q keys requests with a KeyFunc of its own: decide them with Admit: %w", pol.name, ErrBadConfig)
 		}
 		if err := l.fillTake(ctx, p, i, key); err != nil {
 			return err

@@ -114,7 +114,7 @@ func TestDecidesByKey(t *testing.T) {
 		{"one with a deny handler of its own does not", ratelimit.WithDenyHandler(http.NotFoundHandler()), false},
 		{"one that skips requests does not", ratelimit.WithSkip(func(*http.Request) bool { return false }), false},
 		{"one with a cost per request does not", ratelimit.WithCost(func(*http.Request) int { return 1 }), false},
-		{"one that counts by status does not", ratelimit.WithCountIf(ratelimit.CountStatus(401)), false},
+		{"one that counts by status does (BeginKey settles it)", ratelimit.WithCountIf(ratelimit.CountStatus(401)), true},
 		{"one with a policy keyed its own way does not",
 			ratelimit.WithPolicy(ratelimit.Policy{Name: "p", Limit: ratelimit.PerMinute(1), Key: ratelimit.KeyByRoute()}), false},
 	}

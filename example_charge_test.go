@@ -36,21 +36,23 @@ func ExampleCountStatus() {
 	// Output: true false
 }
 
-func ExampleLimiter_Count() {
-	// An adapter that calls Admit counts the response itself.
+func ExampleLimiter_Begin() {
+	// An adapter takes the cost before its handler and settles it after:
+	// a failed login is kept, a right password given back.
 	store := memory.New()
 	defer store.Close()
 	limiter, _ := ratelimit.New(store, ratelimit.PerHour(1), ratelimit.WithName("login"),
 		ratelimit.WithCountIf(ratelimit.CountStatus(http.StatusUnauthorized)))
-	for range 2 {
+	for _, status := range []int{http.StatusOK, http.StatusUnauthorized, http.StatusOK} {
 		w, r := httptest.NewRecorder(), httptest.NewRequest("POST", "/login", nil)
-		if limiter.Admit(w, r) {
-			w.WriteHeader(http.StatusUnauthorized) // the framework's handler
-			limiter.Count(r, http.StatusUnauthorized)
+		if a, ok := limiter.Begin(w, r); ok {
+			w.WriteHeader(status) // the framework's handler
+			a.Done(status)
 		}
 		fmt.Println(w.Code)
 	}
 	// Output:
+	// 200
 	// 401
 	// 429
 }
@@ -80,10 +82,18 @@ func ExampleWithCharges() {
 	// Output: <nil>
 }
 
-func ExampleLimiter_Counts() {
-	login, _ := ratelimit.New(memory.New(), ratelimit.PerHour(5),
+func ExampleReportStatus() {
+	// A handler that answers on a hijacked connection reports the status
+	// its answer counts as.
+	store := memory.New()
+	defer store.Close()
+	login, _ := ratelimit.New(store, ratelimit.PerHour(5),
 		ratelimit.WithCountIf(ratelimit.CountStatus(http.StatusUnauthorized)))
-	// An adapter that calls Admit itself calls Count after its handler.
-	fmt.Println(login.Counts())
-	// Output: true
+	h := login.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ratelimit.ReportStatus(w, http.StatusOK) // before Hijack, in a real handler
+	}))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/ws", nil))
+	res, _ := login.AllowN(context.Background(), "192.0.2.1", 0)
+	fmt.Println(res.Remaining)
+	// Output: 5
 }

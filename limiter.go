@@ -57,7 +57,8 @@ type Limiter struct {
 
 	observer     Observer
 	dryRun       bool
-	shaper       *shaper // WithMaxDelay's; nil refuses at once
+	maxDelay     time.Duration // WithMaxDelay's; 0 refuses at once (shaping.go)
+	booker       Reserver      // the store to book in, if the limiter can book (shaping.go)
 	errLog       throttledLog
 	misconfigLog throttledLog
 	dryLog       throttledLog
@@ -131,7 +132,7 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	if c.timeout > 0 {
 		l.budget = newBudget(c.timeout)
 	}
-	l.shaper = newShaper(store, l.policies, c.maxDelay)
+	l.maxDelay, l.booker = c.maxDelay, booker(store, l.policies, c.blockFor > 0)
 	if c.denyKeys > 0 {
 		l.denies = newDenyCache(c.denyKeys)
 	}

@@ -3,28 +3,30 @@ package ratelimit
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 )
 
 // Handler returns next wrapped in the limiter: next runs only for requests
-// that [Limiter.Admit] admits.
+// that [Limiter.Begin] admits, and a counted request ([WithCountIf]) is
+// settled with its response's status once next is done.
 func (l *Limiter) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !l.Admit(w, r) {
-			return
+		a, ok := l.Begin(w, r)
+		switch {
+		case !ok:
+		case a == nil:
+			next.ServeHTTP(w, r)
+		default:
+			serveSettled(next, w, r, a) // count.go
 		}
-		if l.countIf != nil {
-			l.serveCounted(next, w, r) // charge.go
-			return
-		}
-		next.ServeHTTP(w, r)
 	})
 }
 
 // Admit decides on r, sets the rate-limit headers on w and, when r is over
 // its budget, writes the denial (429 by default); it reports whether the
-// caller should go on to serve r. Adapters for other frameworks call it.
+// caller should go on to serve r. On a limiter that counts only some
+// responses ([WithCountIf]) Admit keeps the cost whatever the response:
+// call [Limiter.Begin] instead, to settle it.
 func (l *Limiter) Admit(w http.ResponseWriter, r *http.Request) bool {
 	return l.AdmitWithKeyFunc(w, r, l.keyFunc)
 }
@@ -33,11 +35,19 @@ func (l *Limiter) Admit(w http.ResponseWriter, r *http.Request) bool {
 // limiter's KeyFunc, for adapters that key on their framework's context.
 // Policies with a KeyFunc of their own keep it.
 func (l *Limiter) AdmitWithKeyFunc(w http.ResponseWriter, r *http.Request, keyFunc KeyFunc) bool {
+	a, ok := l.BeginWithKeyFunc(w, r, keyFunc)
+	a.Done(0) // kept
+	return ok
+}
+
+// BeginWithKeyFunc is [Limiter.Begin] with keyFunc in place of the
+// limiter's KeyFunc, for adapters that key on their framework's context.
+// Policies with a KeyFunc of their own keep it.
+func (l *Limiter) BeginWithKeyFunc(w http.ResponseWriter, r *http.Request, keyFunc KeyFunc) (*Admission, bool) {
 	if l.skip != nil && l.skip(r) {
-		return true
+		return nil, true
 	}
 	p := l.getPass()
-	defer passes.Put(p)
 	var o outcome
 	if err := l.keyRequest(r, keyFunc, p); errors.Is(err, ErrBadConfig) {
 		o = outcome{end: badCost, err: err, source: FromFailurePolicy}
@@ -48,14 +58,7 @@ func (l *Limiter) AdmitWithKeyFunc(w http.ResponseWriter, r *http.Request, keyFu
 		if l.cost != nil {
 			n = l.cost(r)
 		}
-		if err := l.checkCost(n); err != nil && l.countIf != nil {
-			o = outcome{end: badCost, source: FromFailurePolicy, err: err}
-		} else if l.countIf != nil { // a report now, the cost after the response (charge.go)
-			o = l.run(r.Context(), 0, p)
-			l.checkRoom(r.Context(), p, &o, n)
-		} else {
-			o = l.runShaped(r.Context(), n, p)
-		}
+		o = l.runShaped(r.Context(), n, p)
 		if l.observer.Decision != nil {
 			l.observe(r, p, o)
 		}
@@ -70,7 +73,7 @@ func (l *Limiter) AdmitWithKeyFunc(w http.ResponseWriter, r *http.Request, keyFu
 	default:
 		http.Error(w, http.StatusText(status), status)
 	}
-	return ok
+	return l.admission(r.Context(), r, p, o, ok) // settle.go
 }
 
 // conclude turns o, the outcome of a request r (nil for AdmitKey), into
@@ -137,16 +140,8 @@ func (l *Limiter) AllowN(ctx context.Context, key string, n int) (Result, error)
 	}
 	p := l.getPass()
 	defer passes.Put(p)
-	for i := range l.policies {
-		if pol := &l.policies[i]; pol.key != nil {
-			return Result{}, fmt.Errorf("ratelimit: AllowN: policy %q keys requests with a KeyFunc of its own: use Admit", pol.name)
-		}
-		if err := l.fillTake(ctx, p, i, key); err != nil {
-			return Result{}, err
-		}
-	}
-	if l.hasPlans {
-		p.plan = PlanFrom(ctx)
+	if err := l.keyCall(ctx, key, p); err != nil { // decide.go
+		return Result{}, err
 	}
 	o := l.run(ctx, n, p)
 	if l.observer.Decision != nil {

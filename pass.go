@@ -50,9 +50,22 @@ type pass struct {
 	owed    []int  // the debt each take pays the store (debt.go)
 	n       int    // the request's cost
 
-	booking Reservation // a shaping limiter's booking (shaping.go)
-	plan    string      // the plan the request's context names, with plans
+	op      op            // what the pass asks of the store
+	maxWait time.Duration // a booking's longest wait (op book)
+	booking Reservation   // the booking of op book (shaping.go, wait.go)
+	plan    string        // the plan the request's context names, with plans
+	sent    time.Time     // when the store call was sent, to settle it (settle.go)
+	adm     Admission     // the request's, while it is settled after its handler (settle.go)
 }
+
+// op is what a pass asks of the store for its takes.
+type op int
+
+const (
+	take   op = iota // take the cost now, if every take holds it
+	book             // book the cost for the earliest instant within maxWait (Reserver)
+	charge           // take the cost even past the budget, as a bounded debt (charge.go)
+)
 
 var passes = sync.Pool{New: func() any { return new(pass) }}
 
@@ -65,6 +78,7 @@ func (l *Limiter) getPass() *pass {
 	p.all, p.allRes = sized(p.all, m), sized(p.allRes, m)
 	p.takes, p.results = p.all[:n], p.allRes[:n]
 	p.shared, p.owed = sized(p.shared, n), sized(p.owed, n)
+	p.op, p.maxWait = take, 0
 	return p
 }
 
@@ -140,19 +154,15 @@ func requestKey(f KeyFunc, r *http.Request) (string, error) {
 	return key, err
 }
 
-// run decides n tokens of each of p's takes, keyed already.
+// run decides n tokens of each of p's takes, keyed already, as p.op asks.
 func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
-	if err := l.checkCost(n); err != nil {
+	if err := l.setCost(n, p); err != nil {
 		return outcome{end: badCost, source: FromFailurePolicy, err: err}
-	}
-	p.n, p.booking = n, Reservation{}
-	for i := range p.takes {
-		p.takes[i].N, p.owed[i] = n, 0
 	}
 	var now time.Time
 	if l.denies != nil || l.breaker != nil {
 		now = l.now()
-		if l.denies != nil && l.cachedDenial(p, now) {
+		if p.op == take && l.denies != nil && l.cachedDenial(p, now) {
 			return l.summarize(p, outcome{source: FromDenyCache})
 		}
 	}
@@ -166,12 +176,15 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 			return l.fallBack(ctx, p, l.breaker.openError(), 0)
 		}
 	}
-	if l.debts != nil {
-		l.charge(p)
+	if l.debts != nil && p.op == take {
+		l.chargeDebts(p)
 	}
 	var start time.Time
 	if l.observer.Decision != nil {
 		start = time.Now()
+	}
+	if l.countIf != nil || p.op == book {
+		p.sent = time.Now()
 	}
 	err := l.call(ctx, p)
 	var latency time.Duration
@@ -180,27 +193,7 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 	}
 	switch l.settle(ctx, err, probe) {
 	case answered:
-		if l.blockFor > 0 {
-			l.applyBlocks(ctx, p) // block.go
-		}
-		switch {
-		case l.denies != nil && l.blockFor > 0:
-			l.recordBlocked(p, now)
-		case l.denies != nil:
-			for i, t := range p.takes {
-				l.denies.record(t.Key, t.N, now, p.results[i])
-			}
-		}
-		o := l.summarize(p, outcome{latency: latency})
-		if l.debts != nil {
-			l.lastAnswer.Store(l.now().UnixNano())
-			if o.res.Allowed {
-				for i, t := range p.takes {
-					l.debts.paid(t.Key, p.owed[i])
-				}
-			}
-		}
-		return o
+		return l.record(ctx, p, now, latency)
 	case refused:
 		return outcome{end: badCost, err: err, latency: latency}
 	case requestEnded:
@@ -209,11 +202,68 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 	return l.fallBack(ctx, p, err, latency)
 }
 
+// setCost sets the cost of each of p's takes: n, checked against every
+// policy; a charge takes at most each policy's capacity.
+func (l *Limiter) setCost(n int, p *pass) error {
+	if p.op == charge {
+		if n < 0 {
+			return fmt.Errorf("%w: n = %d is negative", ErrInvalidCost, n)
+		}
+	} else if err := l.checkCost(n); err != nil {
+		return err
+	}
+	p.n, p.booking = n, Reservation{}
+	for i := range p.takes {
+		p.takes[i].N, p.owed[i] = n, 0
+		if p.op == charge {
+			p.takes[i].N = min(n, p.takes[i].Limit.Capacity())
+		}
+	}
+	return nil
+}
+
+// record completes the outcome of p, which the store answered: blocks,
+// the deny cache, the debts paid.
+func (l *Limiter) record(ctx context.Context, p *pass, now time.Time, latency time.Duration) outcome {
+	if p.op == charge { // the key's waits are longer now: ask the store next time
+		for _, t := range p.takes {
+			if l.denies != nil {
+				l.denies.forget(t.Key)
+			}
+		}
+		return outcome{end: decided, latency: latency}
+	}
+	if l.blockFor > 0 {
+		l.applyBlocks(ctx, p) // block.go
+	}
+	switch {
+	case l.denies != nil && l.blockFor > 0:
+		l.recordBlocked(p, now)
+	case l.denies != nil && p.op == take:
+		for i, t := range p.takes {
+			l.denies.record(t.Key, t.N, now, p.results[i])
+		}
+	}
+	o := l.summarize(p, outcome{latency: latency})
+	if l.debts != nil {
+		l.lastAnswer.Store(l.now().UnixNano())
+		if o.res.Allowed {
+			for i, t := range p.takes {
+				l.debts.paid(t.Key, p.owed[i])
+			}
+		}
+	}
+	return o
+}
+
 // call asks the store within the time budget: AllowN for one take, AllowAll
-// for several.
+// for several, ReserveN for a booking, a charge per take.
 func (l *Limiter) call(ctx context.Context, p *pass) error {
-	if l.shaper != nil && l.shaper.reserver != nil {
-		return l.reserve(ctx, p)
+	switch p.op {
+	case book:
+		return l.reserve(ctx, p) // shaping.go
+	case charge:
+		return l.takeDebts(ctx, p) // charge.go
 	}
 	if len(p.all) == 1 {
 		t := &p.all[0]
@@ -296,10 +346,10 @@ func (l *Limiter) violated(p *pass) []string {
 	return names
 }
 
-// charge adds to each take what its key owes for the fallback's
+// chargeDebts adds to each take what its key owes for the fallback's
 // admissions, as much as the take can hold: the store answers for the
 // fallback's tokens too, and they are paid once it allows them.
-func (l *Limiter) charge(p *pass) {
+func (l *Limiter) chargeDebts(p *pass) {
 	for i := range p.takes {
 		t := &p.takes[i]
 		if owed := min(l.debts.owed(t.Key), t.Limit.Capacity()-t.N); owed > 0 {

@@ -21,9 +21,10 @@ type Refunder interface {
 	// RefundN gives back n tokens of key's budget under limit, taken by a
 	// take (AllowN, AllowAll or ReserveN) of the same key and limit that the
 	// store decided at most age ago. age is measured by the caller from
-	// before it sent the take, so the take is known to be no older. A
-	// refund is what the budget would be had the take never been made, or
-	// less, never more:
+	// before it sent the take, with room for the time until the store reads
+	// its clock for the refund, so that the take is known to be no older:
+	// an age too long gives back less, never more. A refund is what the
+	// budget would be had the take never been made, or less, never more:
 	//   - TokenBucket: the bucket gains n tokens, up to its capacity (a
 	//     bucket below empty, by bookings, climbs back by n).
 	//   - FixedWindow and calendar windows: the count drops by n (not

@@ -29,35 +29,26 @@ func WithMaxDelay(d time.Duration) Option {
 	}
 }
 
-// shaper is what a shaping limiter keeps: the bound, and the store to book
-// in when the limiter's one policy can book.
-type shaper struct {
-	maxDelay time.Duration
-	reserver Reserver // nil: the fallback, a wait and a second decision
-}
-
-// newShaper returns the shaper of a limiter with policies over store, or
-// nil if maxDelay is 0.
-func newShaper(store Store, policies []policy, maxDelay time.Duration) *shaper {
-	if maxDelay <= 0 {
+// booker returns the store to book in for a limiter with policies over
+// store, or nil if it cannot book: a [Reserver] store and one token-bucket
+// policy without blocks (a booking would pass a block by).
+func booker(store Store, policies []policy, blocks bool) Reserver {
+	rs, ok := store.(Reserver)
+	if !ok || blocks || len(policies) != 1 || policies[0].limit.Algorithm != TokenBucket || policies[0].plans != nil || policies[0].limitFunc != nil {
 		return nil
 	}
-	s := &shaper{maxDelay: maxDelay}
-	if rs, ok := store.(Reserver); ok && len(policies) == 1 && policies[0].limit.Algorithm == TokenBucket {
-		s.reserver = rs
-	}
-	return s
+	return rs
 }
 
-// reserve is the store call of a shaping limiter that books: the one take
-// of p booked within the bound and ctx's deadline, within the time budget.
+// reserve is the store call of a booking (op book): the one take of p
+// booked within p.maxWait and ctx's deadline, within the time budget.
 func (l *Limiter) reserve(ctx context.Context, p *pass) error {
 	t := &p.takes[0]
-	maxWait := l.shaper.maxDelay
+	maxWait := p.maxWait
 	if d, ok := ctx.Deadline(); ok {
 		maxWait = max(min(maxWait, d.Sub(l.now())), 0)
 	}
-	r, err := reserveWithin(ctx, l.budget, l.shaper.reserver, t.Key, t.Limit, t.N, maxWait)
+	r, err := reserveWithin(ctx, l.budget, l.booker, t.Key, t.Limit, t.N, maxWait)
 	p.results[0], p.booking = r.Result, r
 	return err
 }
@@ -66,22 +57,24 @@ func (l *Limiter) reserve(ctx context.Context, p *pass) error {
 // its decision asks for. A request whose context ends while it waits is
 // not served (end gone), and its booking is given back.
 func (l *Limiter) runShaped(ctx context.Context, n int, p *pass) outcome {
+	if l.maxDelay > 0 && l.booker != nil && !l.dryRun {
+		p.op, p.maxWait = book, l.maxDelay
+	}
 	o := l.run(ctx, n, p)
-	if l.shaper == nil || o.end != decided || l.dryRun {
+	if l.maxDelay == 0 || o.end != decided || l.dryRun {
 		return o
 	}
-	if l.shaper.reserver != nil {
+	if p.op == book {
 		if d := p.booking.Delay; o.res.Allowed && d > 0 {
 			if err := sleep(ctx, d); err != nil {
-				t := &p.takes[0]
-				l.shaper.reserver.CancelReservation(context.WithoutCancel(ctx), t.Key, t.Limit, p.booking)
+				l.cancelBooking(ctx, p)
 				return outcome{end: gone, err: err}
 			}
 			o.delay = d
 		}
 		return o
 	}
-	if d := o.res.RetryAfter; !o.res.Allowed && d <= l.shaper.maxDelay {
+	if d := o.res.RetryAfter; !o.res.Allowed && d <= l.maxDelay {
 		if err := sleep(ctx, d); err != nil {
 			return outcome{end: gone, err: err}
 		}
@@ -89,4 +82,17 @@ func (l *Limiter) runShaped(ctx context.Context, n int, p *pass) outcome {
 		o.delay = d
 	}
 	return o
+}
+
+// cancelBooking gives back the booking of p, whose caller will not use
+// it: all its tokens on a [Refunder] store (settle.go), else what
+// [Reserver.CancelReservation] gives back.
+func (l *Limiter) cancelBooking(ctx context.Context, p *pass) {
+	ctx = context.WithoutCancel(ctx)
+	if _, ok := l.store.(Refunder); ok {
+		l.refund(ctx, nil, p)
+		return
+	}
+	t := &p.takes[0]
+	l.booker.CancelReservation(ctx, t.Key, t.Limit, p.booking)
 }

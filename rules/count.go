@@ -6,9 +6,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/internal/status"
 )
 
 // Response predicates: a rule's count ([401, 403]) takes its cost only for
@@ -92,68 +94,39 @@ func (r Rule) describeResponse() []string {
 	return out
 }
 
-// serveCounting serves req through hits, some of whose rules count only
-// some responses: each such limiter admitted req on a report (taking
-// nothing), and takes its cost once the response's status is known, as
-// ratelimit.Limiter.Handler does, also when a later rule denies req.
-func (h *Handler) serveCounting(w http.ResponseWriter, req *http.Request, hits []hit) {
-	sw := statusWriters.Get().(*statusWriter)
-	sw.ResponseWriter, sw.status = w, 0
-	var buf [maxHits]*http.Request
-	counted := buf[:0]
-	var limiters [maxHits]*entry
-	returned := false
-	defer func() {
-		status := sw.status
-		switch {
-		case status != 0:
-		case returned:
-			status = http.StatusOK
-		default: // next panicked before writing a status
-			status = http.StatusInternalServerError
-		}
-		sw.ResponseWriter = nil
-		statusWriters.Put(sw)
-		for i, r := range counted {
-			limiters[i].limiter.Count(r, status)
-		}
-	}()
-	for _, hit := range hits {
-		keyed := req.WithContext(req.Context())
-		keyed.Pattern = hit.pattern
-		if !hit.e.limiter.Admit(sw, keyed) {
-			return
-		}
-		if hit.e.limiter.Counts() {
-			limiters[len(counted)] = hit.e
-			counted = append(counted, keyed)
-		}
+// settling holds the admissions of a request that rules counting only
+// some responses admitted: each took its cost before next, as
+// ratelimit.Limiter.Handler does, and settles it once the response's
+// status is known, also when a later rule denies the request.
+type settling struct {
+	sw       *status.Writer
+	admitted [maxHits]*ratelimit.Admission
+	n        int
+	returned bool // the handler (or a limiter's denial) returned
+}
+
+// add keeps a, and returns the writer to answer through from now on: one
+// that records the response's status, over w.
+func (s *settling) add(a *ratelimit.Admission, w http.ResponseWriter) http.ResponseWriter {
+	s.admitted[s.n] = a
+	s.n++
+	if s.sw == nil {
+		var rw http.ResponseWriter
+		s.sw, rw = status.Get(w)
+		return rw
 	}
-	h.next.ServeHTTP(sw, req)
-	returned = true
+	return s.sw.Writer()
 }
 
-// statusWriter records the status of a response.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 && code >= 200 { // 1xx are not the response's status
-		w.status = code
+// done settles every admission with the response's status: 500 if the
+// handler panicked before writing one.
+func (s *settling) done() {
+	if s.sw == nil {
+		return
 	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
+	code := s.sw.Status(s.returned)
+	status.Put(s.sw)
+	for _, a := range s.admitted[:s.n] {
+		a.Done(code)
 	}
-	return w.ResponseWriter.Write(b)
 }
-
-var statusWriters = sync.Pool{New: func() any { return new(statusWriter) }}
-
-// Unwrap lets http.ResponseController reach the writer underneath.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -107,20 +107,23 @@ func (c *Config) Handler(store ratelimit.Store, next http.Handler, opts ...ratel
 func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	var buf [maxHits]hit
 	hits := h.set.Load().hits(req, buf[:0])
-	for _, hit := range hits {
-		if hit.e.limiter.Counts() {
-			h.serveCounting(w, req, hits) // count.go
-			return
-		}
-	}
+	var settle settling
+	defer settle.done()
+	rw := w
 	for _, hit := range hits {
 		keyed := req.WithContext(req.Context()) // the limiter sees the rule's pattern
 		keyed.Pattern = hit.pattern
-		if !hit.e.limiter.Admit(w, keyed) {
+		a, ok := hit.e.limiter.Begin(rw, keyed)
+		if a != nil {
+			rw = settle.add(a, w) // count.go
+		}
+		if !ok {
+			settle.returned = true // the limiter answered
 			return
 		}
 	}
-	h.next.ServeHTTP(w, req)
+	h.next.ServeHTTP(rw, req)
+	settle.returned = true
 }
 
 // Config returns the rules in force. Do not change it.

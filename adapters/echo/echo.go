@@ -11,6 +11,7 @@
 package echo
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -58,16 +59,45 @@ func Middleware(l *ratelimit.Limiter, opts ...Option) echo.MiddlewareFunc {
 			if cfg.skipper != nil && cfg.skipper(c) {
 				return next(c)
 			}
+			var a *ratelimit.Admission
 			var admitted bool
 			if cfg.key == nil {
-				admitted = l.Admit(c.Response(), c.Request())
+				a, admitted = l.Begin(c.Response(), c.Request())
 			} else {
-				admitted = l.AdmitWithKeyFunc(c.Response(), c.Request(), func(*http.Request) (string, error) { return cfg.key(c) })
+				a, admitted = l.BeginWithKeyFunc(c.Response(), c.Request(), func(*http.Request) (string, error) { return cfg.key(c) })
 			}
 			if !admitted {
 				return nil // the limiter wrote the response
 			}
-			return next(c)
+			if a == nil {
+				return next(c)
+			}
+			// A counted request (ratelimit.WithCountIf) is settled with the
+			// status its response gets: 500 if a handler panicked.
+			returned := false
+			var err error
+			defer func() { a.Done(responseStatus(c, err, returned)) }()
+			err = next(c)
+			returned = true
+			return err
 		}
 	}
+}
+
+// responseStatus is the status of c's response once its handler returned
+// err (the status Echo's error handler writes for it), or 500 if the
+// handler did not return.
+func responseStatus(c echo.Context, err error, returned bool) int {
+	var he *echo.HTTPError
+	switch {
+	case !returned:
+		return http.StatusInternalServerError
+	case err == nil && c.Response().Committed:
+		return c.Response().Status
+	case err == nil:
+		return http.StatusOK
+	case errors.As(err, &he):
+		return he.Code
+	}
+	return http.StatusInternalServerError
 }

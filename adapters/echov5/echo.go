@@ -58,16 +58,38 @@ func Middleware(l *ratelimit.Limiter, opts ...Option) echo.MiddlewareFunc {
 			if cfg.skipper != nil && cfg.skipper(c) {
 				return next(c)
 			}
+			var a *ratelimit.Admission
 			var admitted bool
 			if cfg.key == nil {
-				admitted = l.Admit(c.Response(), c.Request())
+				a, admitted = l.Begin(c.Response(), c.Request())
 			} else {
-				admitted = l.AdmitWithKeyFunc(c.Response(), c.Request(), func(*http.Request) (string, error) { return cfg.key(c) })
+				a, admitted = l.BeginWithKeyFunc(c.Response(), c.Request(), func(*http.Request) (string, error) { return cfg.key(c) })
 			}
 			if !admitted {
 				return nil // the limiter wrote the response
 			}
-			return next(c)
+			if a == nil {
+				return next(c)
+			}
+			// A counted request (ratelimit.WithCountIf) is settled with the
+			// status its response gets: 500 if a handler panicked.
+			returned := false
+			var err error
+			defer func() { a.Done(responseStatus(c, err, returned)) }()
+			err = next(c)
+			returned = true
+			return err
 		}
 	}
+}
+
+// responseStatus is the status of c's response once its handler returned
+// err (the status Echo's error handler writes for it), or 500 if the
+// handler did not return.
+func responseStatus(c *echo.Context, err error, returned bool) int {
+	if !returned {
+		return http.StatusInternalServerError
+	}
+	_, status := echo.ResolveResponseStatus(c.Response(), err)
+	return status
 }

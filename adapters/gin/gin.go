@@ -53,16 +53,32 @@ func Middleware(l *ratelimit.Limiter, opts ...Option) gin.HandlerFunc {
 		o(&cfg)
 	}
 	return func(c *gin.Context) {
+		var a *ratelimit.Admission
 		var admitted bool
 		if cfg.key == nil {
-			admitted = l.Admit(c.Writer, c.Request)
+			a, admitted = l.Begin(c.Writer, c.Request)
 		} else {
-			admitted = l.AdmitWithKeyFunc(c.Writer, c.Request, func(*http.Request) (string, error) { return cfg.key(c) })
+			a, admitted = l.BeginWithKeyFunc(c.Writer, c.Request, func(*http.Request) (string, error) { return cfg.key(c) })
 		}
 		if !admitted {
 			c.Abort()
 			return
 		}
+		if a == nil {
+			c.Next()
+			return
+		}
+		// A counted request (ratelimit.WithCountIf) is settled with the
+		// response's status: 500 if a handler panicked.
+		returned := false
+		defer func() {
+			status := http.StatusInternalServerError
+			if returned {
+				status = c.Writer.Status()
+			}
+			a.Done(status)
+		}()
 		c.Next()
+		returned = true
 	}
 }

@@ -48,23 +48,25 @@ func newAdmitter(l *ratelimit.Limiter, opts []Option) admitter {
 
 // admit decides the call of ctx to method, sends the rate-limit headers
 // through setHeader and, on a denial, the pushback through setTrailer. It
-// returns nil if the call may go on, else its status error.
+// returns nil if the call may go on, else its status error, and the
+// admission to settle once the call is answered (nil unless the limiter
+// counts only some answers, ratelimit.WithCountIf).
 func (a admitter) admit(ctx context.Context, method string,
-	setHeader, setTrailer func(context.Context, metadata.MD) error) error {
+	setHeader, setTrailer func(context.Context, metadata.MD) error) (*ratelimit.Admission, error) {
 	if a.fast == nil {
 		return a.admitRequest(ctx, method, setHeader, setTrailer)
 	}
 	key, err := a.fast(ctx, method)
 	if err != nil {
-		return keyStatus(err).Err()
+		return nil, keyStatus(err).Err()
 	}
 	h := make(http.Header, len(headerNames))
-	ok, code := a.l.AdmitKey(ctx, key, h)
+	adm, ok, code := a.l.BeginKey(ctx, key, h)
 	var st *status.Status
 	if !ok {
 		st = callStatus(ctx, code, "")
 	}
-	return a.answer(ctx, st, h, setHeader, setTrailer)
+	return adm, a.answer(ctx, st, h, setHeader, setTrailer)
 }
 
 // answer sends the rate-limit headers in h of a call that may go on (st

@@ -121,10 +121,19 @@ func newConfig(opts []Option) config {
 func UnaryServerInterceptor(l *ratelimit.Limiter, opts ...Option) grpc.UnaryServerInterceptor {
 	a := newAdmitter(l, opts)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		if err := a.admit(ctx, info.FullMethod, grpc.SetHeader, grpc.SetTrailer); err != nil {
+		adm, err := a.admit(ctx, info.FullMethod, grpc.SetHeader, grpc.SetTrailer)
+		if err != nil {
 			return nil, err
 		}
-		return handler(ctx, req)
+		if adm == nil {
+			return handler(ctx, req)
+		}
+		returned := false
+		defer func() { adm.Done(answerStatus(err, returned)) }()
+		var resp any
+		resp, err = handler(ctx, req)
+		returned = true
+		return resp, err
 	}
 }
 
@@ -135,10 +144,18 @@ func StreamServerInterceptor(l *ratelimit.Limiter, opts ...Option) grpc.StreamSe
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		setHeader := func(_ context.Context, md metadataMD) error { return ss.SetHeader(md) }
 		setTrailer := func(_ context.Context, md metadataMD) error { ss.SetTrailer(md); return nil }
-		if err := a.admit(ss.Context(), info.FullMethod, setHeader, setTrailer); err != nil {
+		adm, err := a.admit(ss.Context(), info.FullMethod, setHeader, setTrailer)
+		if err != nil {
 			return err
 		}
-		return handler(srv, ss)
+		if adm == nil {
+			return handler(srv, ss)
+		}
+		returned := false
+		defer func() { adm.Done(answerStatus(err, returned)) }()
+		err = handler(srv, ss)
+		returned = true
+		return err
 	}
 }
 
@@ -158,8 +175,12 @@ func NewLimiter(l *ratelimit.Limiter, opts ...Option) *Limiter {
 
 // Limit decides the call of ctx (its method from grpc.Method) through the
 // limiter; an error means the call must not go on, and is a gRPC status
-// error.
+// error. go-grpc-middleware calls it before the handler only, so a
+// limiter that counts only some answers (ratelimit.WithCountIf) keeps the
+// cost of every call here: use [UnaryServerInterceptor] to settle it.
 func (l *Limiter) Limit(ctx context.Context) error {
 	method, _ := grpc.Method(ctx)
-	return l.a.admit(ctx, method, grpc.SetHeader, grpc.SetTrailer)
+	adm, err := l.a.admit(ctx, method, grpc.SetHeader, grpc.SetTrailer)
+	adm.Done(0) // kept
+	return err
 }

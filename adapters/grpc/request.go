@@ -12,6 +12,8 @@ import (
 
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
+
+	"github.com/ratelimit-go/ratelimit"
 )
 
 // The slow path: the limiter decides on an HTTP request made from the
@@ -21,20 +23,21 @@ import (
 
 // admitRequest is admit on the slow path.
 func (a admitter) admitRequest(ctx context.Context, method string,
-	setHeader, setTrailer func(context.Context, metadata.MD) error) error {
+	setHeader, setTrailer func(context.Context, metadata.MD) error) (*ratelimit.Admission, error) {
 	r := a.request(ctx, method)
 	w := recorders.Get().(*recorder)
 	defer w.release()
+	var adm *ratelimit.Admission
 	var ok bool
 	if a.key == nil {
-		ok = a.l.Admit(w, r)
+		adm, ok = a.l.Begin(w, r)
 	} else {
-		ok = a.l.AdmitWithKeyFunc(w, r, a.key)
+		adm, ok = a.l.BeginWithKeyFunc(w, r, a.key)
 	}
 	if ok {
-		return a.answer(ctx, nil, w.header, setHeader, setTrailer)
+		return adm, a.answer(ctx, nil, w.header, setHeader, setTrailer)
 	}
-	return a.answer(ctx, callStatus(ctx, w.code, strings.TrimSpace(w.body.String())), w.header, setHeader, setTrailer)
+	return adm, a.answer(ctx, callStatus(ctx, w.code, strings.TrimSpace(w.body.String())), w.header, setHeader, setTrailer)
 }
 
 // request is the HTTP request the limiter decides on for a call: the peer's

@@ -1,0 +1,134 @@
+package ratelimit
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// Reserve, then settle: a request whose cost is known only after its
+// handler (a counted response, WithCountIf) takes its cost before the
+// handler, as every decision does, and settles after it: the cost is kept,
+// or given back with one store call (Refunder).
+
+// Admission is a request that [Limiter.Begin] admitted and whose cost is
+// settled once its handler is done: call Done with the response's status.
+// A nil *Admission is valid: its Done does nothing.
+type Admission struct {
+	l   *Limiter
+	p   *pass
+	ctx context.Context
+	r   *http.Request // nil for BeginKey
+}
+
+// Begin decides on r as [Limiter.Admit] does and reports whether the
+// caller should go on to serve r. When the limiter counts only some
+// responses ([WithCountIf]), it also returns the Admission to settle once
+// the handler is done, with the response's status:
+//
+//	a, ok := l.Begin(w, r)
+//	if !ok {
+//		return
+//	}
+//	defer func() { a.Done(status) }()
+//
+// Otherwise the Admission is nil, and its Done does nothing. Adapters for
+// other frameworks call it (or [Limiter.BeginWithKeyFunc]) around their
+// handler; [Limiter.Handler] does it itself.
+func (l *Limiter) Begin(w http.ResponseWriter, r *http.Request) (*Admission, bool) {
+	return l.BeginWithKeyFunc(w, r, l.keyFunc)
+}
+
+// Done settles the admission with the status of its response: the cost
+// is kept if the limiter counts status, or if status is 0 (unknown, such
+// as a hijacked connection), and given back otherwise. The give-back is
+// one store call within the time budget, through the breaker, with the
+// request's context values but not its cancellation; a store that fails
+// or cannot give back ([Refunder]) keeps the cost. Call Done once: the
+// Admission is reused afterwards.
+func (a *Admission) Done(status int) {
+	if a == nil || a.l == nil {
+		return
+	}
+	l, p, ctx, r := a.l, a.p, a.ctx, a.r
+	*a = Admission{}
+	if status != 0 && !l.countIf(status) {
+		l.refund(uncancelled(ctx, l.store), r, p)
+	}
+	passes.Put(p)
+}
+
+// uncancelled returns ctx without its cancellation, for a settle that
+// must be made whether the client stays or not. A Local store, which
+// answers at once, is given ctx itself while it is not done: that spares
+// an allocation per request.
+func uncancelled(ctx context.Context, store Store) context.Context {
+	if ctx.Done() == nil || ctx.Err() == nil && isLocal(store) {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
+}
+
+// admission returns the Admission of a request whose pass p ended with o,
+// if the request may go on and its cost is to be settled after its
+// handler: the store took it (not the fallback, not a dry run's denial).
+// Otherwise p goes back to the pool and the Admission is nil.
+func (l *Limiter) admission(ctx context.Context, r *http.Request, p *pass, o outcome, ok bool) (*Admission, bool) {
+	if ok && l.countIf != nil && o.end == decided && o.source == FromStore && o.res.Allowed && p.n > 0 {
+		p.adm = Admission{l: l, p: p, ctx: ctx, r: r}
+		return &p.adm, true
+	}
+	passes.Put(p)
+	return nil, ok
+}
+
+// refund gives back the request's cost of every take of p, which the
+// store allowed p.sent ago: one store call per take, within the time
+// budget and through the breaker. An open breaker, a failing store or one
+// that cannot refund keep the cost: the request stays counted, which errs
+// on the side of the limit.
+func (l *Limiter) refund(ctx context.Context, r *http.Request, p *pass) {
+	rf, ok := l.store.(Refunder)
+	if !ok {
+		return
+	}
+	probe := false
+	if l.breaker != nil {
+		var ok bool
+		if ok, probe = l.breaker.allow(l.now()); !ok {
+			return
+		}
+	}
+	age := time.Since(p.sent) + refundSlack
+	if l.budget != nil {
+		age += l.budget.d // the store reads its clock within the budget
+	}
+	var err error
+	for i := range p.takes {
+		t := &p.takes[i]
+		if _, err = refundWithin(ctx, l.budget, rf, t.Key, t.Limit, p.n, age); err != nil {
+			break
+		}
+		if l.denies != nil { // the denial it predicted no longer holds
+			l.denies.forget(t.Key)
+		}
+	}
+	if end := l.settle(ctx, err, probe); end == storeFailed || end == refused {
+		l.onError(r, err)
+	}
+}
+
+// refundSlack is added to the age of a refund's take: the store reads its
+// clock after the limiter measured the age (scheduling, the wire), and an
+// age too short could give back another request's tokens, while one too
+// long gives back less (a window's take in its first moments stays
+// counted). Refunder's contract says how each algorithm errs.
+const refundSlack = 100 * time.Millisecond
+
+// refundWithin is rf.RefundN within b.
+func refundWithin(ctx context.Context, b *budget, rf Refunder, key string, limit Limit, n int, age time.Duration) (Result, error) {
+	if b == nil {
+		return rf.RefundN(ctx, key, limit, n, age)
+	}
+	return within(ctx, b, func(ctx context.Context) (Result, error) { return rf.RefundN(ctx, key, limit, n, age) })
+}
