@@ -61,3 +61,18 @@ func ExampleSlots() {
 	fmt.Println(a.Acquired, b.Acquired, slots.Running("export/tenant-1"))
 	// Output: true false 0
 }
+
+// A request that turns out not to count (a login that succeeded, a cached
+// answer) gives back what its take took: age is how long ago, at most,
+// the take was made, measured from before it was sent.
+func ExampleStore_RefundN() {
+	store := memory.New()
+	defer store.Close()
+	ctx, limit := context.Background(), ratelimit.PerHour(5)
+
+	sent := time.Now()
+	taken, _ := store.AllowN(ctx, "login/alice", limit, 1)
+	refunded, _ := store.RefundN(ctx, "login/alice", limit, 1, time.Since(sent))
+	fmt.Println(taken.Remaining, refunded.Remaining)
+	// Output: 4 5
+}

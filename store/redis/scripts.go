@@ -42,6 +42,8 @@ var (
 	reserveLua string
 	//go:embed onereserve.lua
 	oneReserveLua string
+	//go:embed refund.lua
+	refundLua string
 )
 
 // tags are the algorithms' parts of a key, between the prefix and the
@@ -78,6 +80,7 @@ func newSet(binary bool) scriptSet {
 		batch:   newScript("batch.lua", all+reserveLua+multiLua+batchLua, binary),
 		multi:   newScript("multi.lua", all+multiLua+oneMultiLua, binary),
 		reserve: newScript("reserve.lua", reserveLua+oneReserveLua, binary),
+		refund:  newScript("refund.lua", all+reserveLua+refundLua, binary),
 	}
 }
 
@@ -90,6 +93,7 @@ type scriptSet struct {
 	one          [4]*script
 	batch, multi *script
 	reserve      *script // a booking or its cancellation sent alone (reserve.go)
+	refund       *script // a refund (refund.go)
 }
 
 var (
@@ -102,5 +106,5 @@ var (
 
 // all lists the scripts of the set.
 func (set *scriptSet) all() []*script {
-	return append(set.one[:len(set.one):len(set.one)], set.batch, set.multi, set.reserve)
+	return append(set.one[:len(set.one):len(set.one)], set.batch, set.multi, set.reserve, set.refund)
 }

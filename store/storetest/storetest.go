@@ -14,7 +14,9 @@
 // token buckets taken together against one x/time/rate Limiter each. A
 // store that implements [ratelimit.Reserver] runs x/time/rate's own
 // Reserve and Cancel tests, and with the clock a differential of bookings,
-// cancellations and AllowN against it. Every store runs the cases of API
+// cancellations and AllowN against it. A store that implements
+// [ratelimit.Refunder] runs the cases of refunds: a refund restores what a
+// take took, never more. Every store runs the cases of API
 // products: a key's budget across a change of plan, and a Limiter's
 // blocks and charges seen by every app server that shares the store.
 // [RunSlots] is the suite of a
@@ -145,6 +147,9 @@ func Run(t *testing.T, newStore func(t *testing.T) ratelimit.Store) {
 	if isResetter(probe) {
 		all = append(all, resetCases()...)
 	}
+	if isRefunder(probe) {
+		all = append(all, refundCases()...)
+	}
 	all = append(all, productCases()...)
 	for _, c := range all {
 		if c.clock {
@@ -187,6 +192,9 @@ func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, fu
 	}
 	if isResetter(probe) {
 		all = append(all, resetCases()...)
+	}
+	if isRefunder(probe) {
+		all = append(all, refundCases()...)
 	}
 	all = append(all, productCases()...)
 	for _, c := range all {
