@@ -19,9 +19,10 @@ import (
 // budget, in the same store call ([AllowAll]: one script call on Redis);
 // a denial that starts a block makes one more call, to start it. The
 // requests of a blocked key still spend its budget, and a blocked request
-// does not extend the block. Retry-After and the headers of a blocked
-// request tell the block's end, and the deny cache keeps the denial for as
-// long. [Limiter.Reset] lifts the block. A denial of the fallback store
+// does not extend the block. Retry-After and X-RateLimit-Reset of a
+// blocked request both tell when it may come back: the block's end, or
+// the budget's own wait if that is longer; the deny cache keeps the
+// denial for as long. [Limiter.Reset] lifts the block. A denial of the fallback store
 // starts no block. d must be positive; WithBlock does not combine with
 // [WithMaxDelay] (a shaped request waits, it is not denied).
 func WithBlock(d time.Duration) Option {
@@ -73,8 +74,9 @@ func (l *Limiter) applyBlocks(ctx context.Context, p *pass) {
 	for i := range p.takes {
 		res, block := &p.results[i], &p.allRes[n+i]
 		switch {
-		case block.Remaining == 0: // blocked
-			*res = Result{Limit: res.Limit, RetryAfter: block.ResetAfter, ResetAfter: max(res.ResetAfter, block.ResetAfter)}
+		case block.Remaining == 0: // blocked: until the block ends, or the budget allows if later
+			wait := max(block.ResetAfter, res.RetryAfter)
+			*res = Result{Limit: res.Limit, RetryAfter: wait, ResetAfter: wait}
 		case !res.Allowed && p.takes[i].N > 0:
 			l.startBlock(ctx, p, i)
 		}
@@ -87,7 +89,8 @@ func (l *Limiter) applyBlocks(ctx context.Context, p *pass) {
 func (l *Limiter) startBlock(ctx context.Context, p *pass, i int) {
 	bt, res := &p.all[len(p.takes)+i], &p.results[i]
 	if _, err := allowWithin(ctx, l.budget, l.store, bt.Key, bt.Limit, 1); err == nil {
-		res.RetryAfter, res.ResetAfter = max(res.RetryAfter, bt.Limit.Period), max(res.ResetAfter, bt.Limit.Period)
+		res.RetryAfter = max(res.RetryAfter, bt.Limit.Period)
+		res.ResetAfter = res.RetryAfter // the headers describe the block
 	}
 }
 

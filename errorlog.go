@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -47,8 +48,12 @@ func (l *Limiter) logError(r *http.Request, err error) {
 	if !ok {
 		return
 	}
+	msg := "ratelimit: request not decided by the store"
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		msg += ": it refused the connection" // nothing listens there: down, or a wrong address
+	}
 	ctx, args := requestArgs(r, "limiter", l.name, "err", err, "policy", l.failurePolicy(), "suppressed", suppressed)
-	slog.ErrorContext(ctx, "ratelimit: request not decided by the store", args...)
+	slog.ErrorContext(ctx, msg, args...)
 }
 
 // requestArgs returns the context to log r with, and args with r's method

@@ -2,7 +2,6 @@ package ratelimit
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -77,7 +76,7 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 		return nil, errors.New("ratelimit: New: nil store")
 	}
 	if err := limit.Validate(); err != nil {
-		return nil, fmt.Errorf("ratelimit: New: %w", err)
+		return nil, configError("ratelimit: New: ", err)
 	}
 	c := config{keyFunc: KeyByIP()}
 	if !isLocal(store) {
@@ -94,7 +93,7 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 		c.ownKeys = c.ownKeys || p.Key != nil
 	}
 	if c.ownKeys && !isLocal(store) && c.keySecret == nil && !c.plainKeys {
-		return nil, fmt.Errorf("ratelimit: New: %w", errNeedKeySecret)
+		return nil, configError("ratelimit: New: ", errNeedKeySecret)
 	}
 	l := &Limiter{
 		store:      store,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"strings"
 	"time"
 )
 
@@ -172,13 +173,34 @@ func validName(s string) bool {
 // (answered 500, told to the error handler).
 var ErrBadConfig = errors.New("ratelimit: bad configuration")
 
+// configError is the error prefix+err's message, with the "ratelimit: "
+// that err's message holds dropped, so that the message names the package
+// once ("ratelimit: New: invalid limit: ...", not "ratelimit: New:
+// ratelimit: invalid limit: ..."); errors.Is and errors.As see err and
+// also.
+func configError(prefix string, err error, also ...error) error {
+	msg := prefix + strings.ReplaceAll(err.Error(), "ratelimit: ", "")
+	return &wrappedError{msg: msg, errs: append([]error{err}, also...)}
+}
+
+// wrappedError is an error of its own message that wraps errs.
+type wrappedError struct {
+	msg  string
+	errs []error
+}
+
+func (e *wrappedError) Error() string   { return e.msg }
+func (e *wrappedError) Unwrap() []error { return e.errs }
+
 // badKeyFunc is the KeyFunc of an extractor given bad options: it fails
 // every request with err, and New reports err when given it. It is never
 // inlined, so that every such KeyFunc shares one code pointer.
 //
 //go:noinline
 func badKeyFunc(err error) KeyFunc {
-	err = fmt.Errorf("%w: %w", ErrBadConfig, err)
+	if err != nil { // nil only for badKeyFuncCode
+		err = configError("ratelimit: bad configuration: ", err, ErrBadConfig)
+	}
 	return func(*http.Request) (string, error) { return "", err }
 }
 

@@ -51,13 +51,13 @@ func WithPolicy(p Policy) Option {
 			}
 		} else if len(p.Plans) > 0 {
 			if err := validatePlans(p); err != nil {
-				return fmt.Errorf("ratelimit: WithPolicy(%q): %w", p.Name, err)
+				return configError(fmt.Sprintf("ratelimit: WithPolicy(%q): ", p.Name), err)
 			}
 		} else if err := p.Limit.Validate(); err != nil {
-			return fmt.Errorf("ratelimit: WithPolicy(%q): %w", p.Name, err)
+			return configError(fmt.Sprintf("ratelimit: WithPolicy(%q): ", p.Name), err)
 		}
 		if err := keyFuncError(p.Key); err != nil {
-			return fmt.Errorf("ratelimit: WithPolicy(%q): %w", p.Name, err)
+			return configError(fmt.Sprintf("ratelimit: WithPolicy(%q): ", p.Name), err)
 		}
 		for _, q := range c.policies {
 			if q.Name == p.Name {

@@ -29,15 +29,18 @@ import (
 //   - ulule, ours-fw: fixed windows;
 //   - ours-sw, ours-log, ours-multi: our other algorithms (sliding window,
 //     sliding log) and two token buckets of one client decided together by
-//     AllowAll, which no peer offers.
+//     AllowAll, which no peer offers;
+//   - ours-limiter: ours-tb as a user calls it, through a ratelimit.Limiter
+//     with its defaults on Redis (time budget, breaker, deny cache), to
+//     set beside the store alone.
 //
 // tollbooth has no Redis store.
-var RedisNames = []string{"ceiling", "reference", "ours-tb", "ours-tb-solo", "redis_rate", "throttled", "ulule", "ours-fw", "ours-sw", "ours-log", "ours-multi"}
+var RedisNames = []string{"ceiling", "reference", "ours-tb", "ours-tb-solo", "redis_rate", "throttled", "ulule", "ours-fw", "ours-sw", "ours-log", "ours-multi", "ours-limiter"}
 
 // ClusterNames lists the peers of the Redis Cluster suite: those whose
 // every call touches one key (throttled sends TIME and GET in one
 // pipeline, which a Cluster cannot route to one node).
-var ClusterNames = []string{"ceiling", "reference", "ours-tb", "ours-tb-solo", "redis_rate", "ulule", "ours-fw", "ours-multi"}
+var ClusterNames = []string{"ceiling", "reference", "ours-tb", "ours-tb-solo", "redis_rate", "ulule", "ours-fw", "ours-multi", "ours-limiter"}
 
 // RedisPeer is one Redis-backed library deciding for one key at a time.
 type RedisPeer struct {
@@ -80,6 +83,17 @@ func NewRedisPeer(name string, client goredis.UniversalClient, prefix string, b 
 		}
 		p.Allow = func(ctx context.Context, key string) (bool, error) {
 			res, err := s.AllowN(ctx, key, l, 1)
+			return res.Allowed, err
+		}
+
+	case "ours-limiter":
+		l, err := ratelimit.New(redisstore.New(client, redisstore.WithPrefix(prefix)), ratelimit.Limit{Rate: b.Rate, Period: b.Period},
+			ratelimit.WithName("bench"), ratelimit.WithPlainKeys())
+		if err != nil {
+			return p, err
+		}
+		p.Allow = func(ctx context.Context, key string) (bool, error) {
+			res, err := l.AllowN(ctx, key, 1)
 			return res.Allowed, err
 		}
 

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
@@ -20,11 +23,11 @@ func productRoutes(t *testing.T) (http.Handler, *time.Location) {
 	}
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
-	mux, _, err := routes(store, zone)
+	s, err := app(config{store: store, zone: zone, adminToken: testToken})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mux, zone
+	return s.handler, zone
 }
 
 func get(h http.Handler, path, apiKey string, remote ...string) *httptest.ResponseRecorder {
@@ -40,9 +43,12 @@ func get(h http.Handler, path, apiKey string, remote ...string) *httptest.Respon
 	return w
 }
 
-func post(h http.Handler, path string, form url.Values, remote string) *httptest.ResponseRecorder {
+func post(h http.Handler, path string, form url.Values, remote string, header ...string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest("POST", path, strings.NewReader(form.Encode()))
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for i := 0; i+1 < len(header); i += 2 {
+		r.Header.Set(header[i], header[i+1])
+	}
 	if remote != "" {
 		r.RemoteAddr = remote
 	}
@@ -73,23 +79,30 @@ func TestDailyQuotaPointsAtMidnight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var clock atomic.Pointer[time.Time] // the store's sweeper reads it too
 	now := time.Date(2026, time.December, 3, 23, 0, 0, 0, zone)
-	store := memory.New(memory.WithClock(func() time.Time { return now }))
+	clock.Store(&now)
+	store := memory.New(memory.WithClock(func() time.Time { return *clock.Load() }))
 	defer store.Close()
-	api, err := newAPI(store, zone)
+	advance := func(d time.Duration) {
+		now = now.Add(d)
+		next := now
+		clock.Store(&next)
+	}
+	api, err := newAPI(store, zone, ratelimit.KeyByIP())
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := withPlan(api.Handler(text("ok")))
 	for i := range 1000 {
 		if i%60 == 0 {
-			now = now.Add(time.Minute)
+			advance(time.Minute)
 		}
 		if w := get(h, "/api/items", "k-daily"); w.Code != 200 {
 			t.Fatalf("request %d: %d", i+1, w.Code)
 		}
 	}
-	now = now.Add(time.Minute) // the minute's budget is back, the day's is not
+	advance(time.Minute) // the minute's budget is back, the day's is not
 	w := get(h, "/api/items", "k-daily")
 	midnight := time.Date(2026, time.December, 4, 0, 0, 0, 0, zone)
 	want := strconv.Itoa(int(midnight.Sub(now) / time.Second))
@@ -101,9 +114,15 @@ func TestDailyQuotaPointsAtMidnight(t *testing.T) {
 	}
 }
 
+// testToken is the admin token of the tests.
+const testToken = "a test token, not a secret"
+
+// admin is the header that /admin/reset wants.
+var admin = []string{"Authorization", "Bearer " + testToken}
+
 // TestLoginCountsFailuresOnly: right passwords never count; 5 wrong ones
-// lock the account (blocked 15 minutes), other accounts go on, and a reset
-// unblocks it at once.
+// from an address block the account there (15 minutes), other accounts go
+// on, and a reset unblocks it at once.
 func TestLoginCountsFailuresOnly(t *testing.T) {
 	mux, _ := productRoutes(t)
 	login := func(account, password string) int {
@@ -120,16 +139,13 @@ func TestLoginCountsFailuresOnly(t *testing.T) {
 		}
 	}
 	w := post(mux, "/login", url.Values{"account": {"bob"}, "password": {"correct-horse"}}, "")
-	if w.Code != 429 || w.Header().Get("Retry-After") != strconv.Itoa(15*60) {
-		t.Fatalf("locked account: %d, Retry-After %q; want 429 and 900", w.Code, w.Header().Get("Retry-After"))
+	if w.Code != 429 || w.Header().Get("Retry-After") != "900" || w.Header().Get("X-RateLimit-Reset") != "900" {
+		t.Fatalf("locked account: %d, Retry-After %q, Reset %q; want 429, 900 and 900", w.Code, w.Header().Get("Retry-After"), w.Header().Get("X-RateLimit-Reset"))
 	}
 	if c := login("ann", "correct-horse"); c != 200 {
 		t.Fatalf("another account: %d", c)
 	}
-	if c := post(mux, "/admin/reset?account=bob", nil, "203.0.113.9:1234").Code; c != 403 {
-		t.Fatalf("reset from afar: %d, want 403", c)
-	}
-	if c := post(mux, "/admin/reset?account=bob", nil, "127.0.0.1:1234").Code; c != 200 {
+	if c := post(mux, "/admin/reset?account=bob&address=192.0.2.1", nil, "", admin...).Code; c != 200 {
 		t.Fatalf("reset: %d", c)
 	}
 	if c := login("bob", "correct-horse"); c != 200 {
@@ -144,6 +160,44 @@ func TestLoginCountsFailuresOnly(t *testing.T) {
 	}
 }
 
+// TestAttackersCannotLockOutAVictim: guesses from other addresses block
+// those addresses, never the victim's; the account alone is limited to 20
+// failures an hour from anywhere, without a block: the victim waits for
+// the next token (3 minutes), not 15 minutes.
+func TestAttackersCannotLockOutAVictim(t *testing.T) {
+	mux, _ := productRoutes(t)
+	login := func(password, remote string) *httptest.ResponseRecorder {
+		return post(mux, "/login", url.Values{"account": {"victim"}, "password": {password}}, remote)
+	}
+	for i := range 6 { // one attacker: blocked after 5
+		want := 401
+		if i == 5 {
+			want = 429
+		}
+		if c := login("guess", "203.0.113.1:1").Code; c != want {
+			t.Fatalf("attacker's guess %d: %d, want %d", i+1, c, want)
+		}
+	}
+	if c := login("correct-horse", "198.51.100.7:1").Code; c != 200 {
+		t.Fatalf("the victim, after one attacker's block: %d, want 200", c)
+	}
+	for i := range 15 { // 15 more failures from 5 addresses: 20 in all
+		if c := login("guess", fmt.Sprintf("203.0.113.%d:1", 2+i/3)).Code; c != 401 {
+			t.Fatalf("spread guess %d: %d, want 401", i+1, c)
+		}
+	}
+	w := login("guess", "203.0.113.99:1")
+	if w.Code != 429 || w.Header().Get("Retry-After") != "180" {
+		t.Fatalf("the 21st failure of the hour: %d, Retry-After %q; want 429 and 180 (the account's next token, no block)", w.Code, w.Header().Get("Retry-After"))
+	}
+	if c := post(mux, "/admin/reset?account=victim", nil, "", admin...).Code; c != 200 {
+		t.Fatalf("reset of the account: %d", c)
+	}
+	if c := login("correct-horse", "198.51.100.7:1").Code; c != 200 {
+		t.Fatalf("the victim after the reset: %d, want 200", c)
+	}
+}
+
 // TestResetUnblocksAPIKey: a free key out of its minute is served again at
 // once after a reset.
 func TestResetUnblocksAPIKey(t *testing.T) {
@@ -154,7 +208,7 @@ func TestResetUnblocksAPIKey(t *testing.T) {
 	if c := get(mux, "/api/items", "k9").Code; c != 429 {
 		t.Fatalf("61st: %d, want 429", c)
 	}
-	if c := post(mux, "/admin/reset?api_key=k9", nil, "127.0.0.1:1").Code; c != 200 {
+	if c := post(mux, "/admin/reset?api_key=k9", nil, "", admin...).Code; c != 200 {
 		t.Fatalf("reset: %d", c)
 	}
 	if c := get(mux, "/api/items", "k9").Code; c != 200 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/logging"
 )
 
 // redisOptions reads the -redis flag into the options of
@@ -85,6 +86,12 @@ func redisOptions(flag string) (*goredis.UniversalOptions, error) {
 	setDefault(&o.WriteTimeout, 100*time.Millisecond)
 	setDefault(&o.PoolTimeout, 100*time.Millisecond)
 	o.ContextTimeoutEnabled = true
+	// One dial attempt: a refused connection fails at once, within the
+	// limiter's budget, and its log says "connection refused" (go-redis's
+	// 5 attempts 100 ms apart outlast it, and read as a timeout).
+	if o.DialerRetries <= 0 {
+		o.DialerRetries = 1
+	}
 	return o, nil
 }
 
@@ -93,6 +100,11 @@ func setDefault(d *time.Duration, v time.Duration) {
 		*d = v
 	}
 }
+
+// quietRedisLog silences go-redis's own log, which writes a line per failed
+// dial, several a second while Redis is down: the limiter logs the failures
+// itself, at most one line a second, saying what failed.
+func quietRedisLog() { goredis.SetLogger(&logging.VoidLogger{}) }
 
 // describeRedis names what o reaches, for the log.
 func describeRedis(o *goredis.UniversalOptions) string {

@@ -36,6 +36,9 @@ func TestRedisFlag(t *testing.T) {
 			if got := strings.Join(o.Addrs, ","); got != tt.addrs || o.MasterName != tt.master || o.DB != tt.db {
 				t.Errorf("addrs %q, master %q, db %d; want %q, %q, %d", got, o.MasterName, o.DB, tt.addrs, tt.master, tt.db)
 			}
+			if o.DialerRetries != 1 {
+				t.Errorf("%d dial attempts, want 1: a refused connection must fail within the budget, and read as refused", o.DialerRetries)
+			}
 			if o.ReadTimeout != tt.read || o.PoolTimeout == 0 || o.DialTimeout == 0 || !o.ContextTimeoutEnabled {
 				t.Errorf("read timeout %v (want %v), pool %v, dial %v, context deadlines %v", o.ReadTimeout, tt.read, o.PoolTimeout, o.DialTimeout, o.ContextTimeoutEnabled)
 			}

@@ -265,7 +265,7 @@ func TestHandBuiltPlans(t *testing.T) {
 		{"a plan without limits", []rules.Plan{{Name: "free"}}, `plan "free" has no limits`},
 		{"a plan twice", []rules.Plan{free("x", ratelimit.PerSecond(1)), free("x", ratelimit.PerSecond(2))}, `plan "free" given twice`},
 		{"a limit with a key", []rules.Plan{{Name: "free", Limits: []rules.Limit{{Name: "x", Limit: ratelimit.PerSecond(1), Key: []string{"ip"}}}}}, `limit "x" has a key`},
-		{"an invalid limit", []rules.Plan{free("x", ratelimit.Limit{})}, `plan "free": ratelimit: invalid limit: rate 0`},
+		{"an invalid limit", []rules.Plan{free("x", ratelimit.Limit{})}, `plan "free": invalid limit: rate 0`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := rules.Rule{Name: "r", Match: "/", Limit: ratelimit.PerSecond(9), Plans: tt.plans}

@@ -104,6 +104,11 @@ func headlineRows(r *results) []headlineRow {
 	redis("Redis token bucket, 512 goroutines", redisCell(false, "allowed", 512), "ours-tb", buckets, rate)
 	redis("Redis token bucket, one at a time (p50 latency)", redisCell(false, "allowed", 1), "ours-tb", []string{"reference", "redis_rate", "throttled"}, latency)
 	redis("Redis token bucket, all denied, 64 goroutines", redisCell(false, "denied", 64), "ours-tb", buckets, rate)
+	// What a user gets: the same token bucket through a Limiter (time
+	// budget, breaker, deny cache), beside the store alone.
+	through := []string{"redis_rate", "ours-tb"}
+	redis("Redis token bucket through a Limiter, 64 goroutines", redisCell(false, "allowed", 64), "ours-limiter", through, rate)
+	redis("Redis token bucket through a Limiter, one at a time (p50 latency)", redisCell(false, "allowed", 1), "ours-limiter", through, latency)
 	redis("Redis fixed window, 64 goroutines", redisCell(false, "allowed", 64), "ours-fw", []string{"ulule"}, rate)
 	redis("Redis Cluster (3 masters) token bucket, 64 goroutines", redisCell(true, "allowed", 64), "ours-tb", []string{"redis_rate", "reference"}, rate)
 	return rows
@@ -142,6 +147,8 @@ func displayName(lib string) string {
 		return "x/time/rate"
 	case "reference":
 		return "reference script"
+	case "ours-tb":
+		return "the store alone"
 	}
 	return lib
 }
