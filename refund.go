@@ -21,7 +21,11 @@ type Refunder interface {
 	// RefundN gives back n tokens of key's budget under limit, taken by a
 	// take (AllowN, AllowAll or ReserveN) of the same key and limit that the
 	// store decided at most age ago. age is measured by the caller from
-	// before it sent the take, so the take is known to be no older. A
+	// before it sent the take, so the take is known to be no older. The
+	// store compares age with its clock as it decides the refund, after
+	// the call's trip to it (to Redis: a one-way network trip), which age
+	// does not cover: a caller that needs the bound exact near a window's
+	// edge adds that trip, since a larger age only ever gives back less. A
 	// refund is what the budget would be had the take never been made, or
 	// less, never more:
 	//   - TokenBucket: the bucket gains n tokens, up to its capacity (a
@@ -36,8 +40,10 @@ type Refunder interface {
 	//     window holds the take); older, nothing.
 	//   - SlidingLog: up to n entries no older than age are removed, the
 	//     oldest of them first.
-	// It returns the budget after the refund as a report (n = 0) would:
-	// Allowed true, Remaining, ResetAfter. Arguments are checked as by
+	// It returns the budget after the refund as a report (n = 0) would,
+	// but always Allowed and with no RetryAfter (a bucket still below
+	// empty reports Remaining 0): Remaining, ResetAfter. A key the store
+	// does not hold is full: nothing is written. Arguments are checked as by
 	// [ValidateRefund].
 	RefundN(ctx context.Context, key string, limit Limit, n int, age time.Duration) (Result, error)
 }
