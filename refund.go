@@ -37,8 +37,10 @@ type Refunder interface {
 	//     window holds the take); older, nothing.
 	//   - SlidingLog: up to n entries no older than age are removed, the
 	//     oldest of them first.
-	// It returns the budget after the refund as a report (n = 0) would:
-	// Allowed true, Remaining, ResetAfter. Arguments are checked as by
+	// It returns the budget after the refund as a report (n = 0) would,
+	// but always Allowed and with no RetryAfter (a bucket still below
+	// empty reports Remaining 0): Remaining, ResetAfter. A key the store
+	// does not hold is full: nothing is written. Arguments are checked as by
 	// [ValidateRefund].
 	RefundN(ctx context.Context, key string, limit Limit, n int, age time.Duration) (Result, error)
 }
