@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ratelimit-go/ratelimit/internal/hostkey"
 )
 
 // Transport is an [http.RoundTripper] that keeps the requests a service
@@ -13,6 +15,19 @@ import (
 // ([Limiter.Wait]) before it is sent. Over a shared store (Redis) every
 // instance of the service draws from one budget, such as a third-party
 // API's 100 calls a minute for the whole fleet.
+//
+// Every attempt that reaches the wire takes a token. net/http sends a
+// replayable request (a GET, or one with GetBody) again within one
+// RoundTrip when the kept-alive connection it used was closed by the
+// server; that retry waits for a token of its own before a byte of it is
+// written (the Transport sees each attempt get its connection, through an
+// [httptrace.ClientTrace] GotConn hook that it adds to the request's
+// context). A retry that cannot have its token (the context's deadline
+// comes first, the store fails) is not sent: RoundTrip returns why. An
+// attempt that gets its connection but fails before writing costs its
+// token too: the count errs on the side of the third party. A Base that
+// sends its requests in some other way (no GotConn) is counted once per
+// RoundTrip.
 //
 // A 429 answer with a Retry-After, if one still comes, feeds back into the
 // budget: on a [Reserver] store the key's bucket is booked until then (up
@@ -25,8 +40,17 @@ type Transport struct {
 	Limiter *Limiter
 	// Base sends the requests; nil means http.DefaultTransport.
 	Base http.RoundTripper
-	// Key names the budget of a request; nil means its URL's host, so that
-	// one Transport keeps to one budget per third party.
+	// Key names the budget of a request; nil means its URL's host in one
+	// canonical form, so that one Transport keeps to one budget per third
+	// party however its host is spelled, as when the URL comes from input
+	// (a webhook's): lower case, non-ASCII names through IDNA as net/http
+	// dials them, no trailing dot, no port when it is the scheme's default
+	// (a port of its own is a budget of its own), IPv6 in its short form,
+	// and IPv4 in the forms a C resolver accepts as a dotted quad
+	// ("0x7f.1", "127.1" and "[::ffff:127.0.0.1]" are all "127.0.0.1").
+	// Names are not resolved: anyone with a DNS zone can point many names
+	// at one address, each a budget of its own; where that matters, name
+	// the budget here (the third party's name, or who gave the URL).
 	Key func(*http.Request) string
 	// MaxPause bounds how long a Retry-After may pause the budget; 0 means
 	// [DefaultMaxPause]. A third party's header is not trusted further.
@@ -38,12 +62,10 @@ type Transport struct {
 const DefaultMaxPause = 10 * time.Minute
 
 // RoundTrip implements [http.RoundTripper]: it waits for a token under the
-// request's context, then sends the request through Base.
+// request's context, then sends the request through Base, each retry of
+// it after a token of its own.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	key := req.URL.Host
-	if t.Key != nil {
-		key = t.Key(req)
-	}
+	key := t.key(req)
 	if err := t.Limiter.Wait(req.Context(), key); err != nil {
 		if req.Body != nil {
 			req.Body.Close() // a RoundTripper closes the body, even on error
@@ -54,8 +76,20 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	resp, err := base.RoundTrip(req)
-	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
+	sent, a := traceAttempts(req, t.Limiter, key, base)
+	resp, err := base.RoundTrip(sent)
+	if err != nil {
+		if failed := a.failure(); failed != nil {
+			err = failed
+		}
+		a.cancel(nil)
+		return nil, err
+	}
+	if resp.Request == sent {
+		resp.Request = req
+	}
+	resp.Body = releasing(resp.Body, func() { a.cancel(nil) })
+	if resp.StatusCode == http.StatusTooManyRequests {
 		maxPause := t.MaxPause
 		if maxPause <= 0 {
 			maxPause = DefaultMaxPause
@@ -64,7 +98,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			t.Limiter.pause(context.WithoutCancel(req.Context()), key, min(d, maxPause))
 		}
 	}
-	return resp, err
+	return resp, nil
+}
+
+// key returns the name of req's budget: Key's, or its canonical host.
+func (t *Transport) key(req *http.Request) string {
+	if t.Key != nil {
+		return t.Key(req)
+	}
+	if req.URL == nil {
+		return ""
+	}
+	return hostkey.Canonical(req.URL.Scheme, req.URL.Host)
 }
 
 // parseRetryAfter reads a Retry-After header: delay-seconds or an
