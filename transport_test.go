@@ -156,3 +156,26 @@ func ExampleTransport() {
 	fmt.Println(budget)
 	// Output: partner-api: 100 per 1m
 }
+
+// A budget per host holds however the URL spells the host, as when the
+// URLs come from users (webhooks).
+func ExampleTransport_hostSpellings() {
+	store := memory.New()
+	defer store.Close()
+	budget, _ := ratelimit.New(store, ratelimit.PerHour(1), ratelimit.WithName("webhooks"), ratelimit.WithPlainKeys())
+	client := &http.Client{Transport: &ratelimit.Transport{Limiter: budget, Base: &stubAPI{}}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, url := range []string{"https://hooks.example.com/a", "https://HOOKS.Example.com.:443/b"} {
+		req, _ := http.NewRequestWithContext(ctx, "POST", url, nil)
+		if resp, err := client.Do(req); err != nil {
+			fmt.Println(url, "not sent: the host's budget is spent")
+		} else {
+			resp.Body.Close()
+			fmt.Println(url, resp.StatusCode)
+		}
+	}
+	// Output:
+	// https://hooks.example.com/a 200
+	// https://HOOKS.Example.com.:443/b not sent: the host's budget is spent
+}
