@@ -140,7 +140,8 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 // passes for d, on a Reserver store: bookings of what refills within d, a
 // capacity at a time and at most maxPauseCalls calls (a booking holds at
 // most a capacity, so a pause spans at most that many times the bucket's
-// fill time). On other stores it does nothing.
+// fill time), each within the time budget (pauseCall). On other stores it
+// does nothing.
 func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) {
 	rs, ok := l.store.(Reserver)
 	pol := &l.policies[0]
@@ -158,7 +159,7 @@ func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) {
 		// The bucket may still hold tokens: n books them too, as the delay
 		// stays 0 until they are spent.
 		n := min(capacity, max(1, int((d-booked).Seconds()*perSecond+0.5)))
-		r, err := rs.ReserveN(ctx, sk, lim, n, MaxPeriod)
+		r, err := l.pauseCall(ctx, rs, sk, lim, n)
 		if err != nil || !r.Allowed {
 			return
 		}
@@ -167,6 +168,26 @@ func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) {
 			return
 		}
 	}
+}
+
+// pauseCall books n tokens of sk under lim for a pause, within the time
+// budget and through the breaker, as a decision's store calls are: a
+// store that is down costs the 429's caller one time budget at most, and
+// none while the breaker is open. A store failure goes to the error
+// handler.
+func (l *Limiter) pauseCall(ctx context.Context, rs Reserver, sk string, lim Limit, n int) (Reservation, error) {
+	probe := false
+	if l.breaker != nil {
+		var ok bool
+		if ok, probe = l.breaker.allow(l.now()); !ok {
+			return Reservation{}, l.breaker.openError()
+		}
+	}
+	r, err := reserveWithin(ctx, l.budget, rs, sk, lim, n, MaxPeriod)
+	if l.settle(ctx, err, probe) == storeFailed {
+		l.onError(nil, err)
+	}
+	return r, err
 }
 
 // maxPauseCalls bounds the store calls of one pause.
