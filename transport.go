@@ -23,7 +23,10 @@ import (
 // written (the Transport sees each attempt get its connection, through an
 // [httptrace.ClientTrace] GotConn hook that it adds to the request's
 // context). A retry that cannot have its token (the context's deadline
-// comes first, the store fails) is not sent: RoundTrip returns why. An
+// comes first, the store fails) is cancelled, and RoundTrip returns why;
+// over HTTP/1 its connection is closed first, so nothing of it is sent
+// (an HTTP/2 connection carries other requests: there the cancellation
+// races net/http's write of the retry). An
 // attempt that gets its connection but fails before writing costs its
 // token too: the count errs on the side of the third party. A Base that
 // sends its requests in some other way (no GotConn) is counted once per
