@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ratelimit-go/ratelimit/internal/hostkey"
 )
 
 // Transport is an [http.RoundTripper] that keeps the requests a service
@@ -13,6 +15,22 @@ import (
 // ([Limiter.Wait]) before it is sent. Over a shared store (Redis) every
 // instance of the service draws from one budget, such as a third-party
 // API's 100 calls a minute for the whole fleet.
+//
+// Every attempt that reaches the wire takes a token. net/http sends a
+// replayable request (a GET, or one with GetBody) again within one
+// RoundTrip when the kept-alive connection it used was closed by the
+// server; that retry waits for a token of its own before a byte of it is
+// written (the Transport sees each attempt get its connection, through an
+// [httptrace.ClientTrace] GotConn hook that it adds to the request's
+// context). A retry that cannot have its token (the context's deadline
+// comes first, the store fails) is cancelled, and RoundTrip returns why;
+// over HTTP/1 its connection is closed first, so nothing of it is sent
+// (an HTTP/2 connection carries other requests: there the cancellation
+// races net/http's write of the retry). An
+// attempt that gets its connection but fails before writing costs its
+// token too: the count errs on the side of the third party. A Base that
+// sends its requests in some other way (no GotConn) is counted once per
+// RoundTrip.
 //
 // A 429 answer with a Retry-After, if one still comes, feeds back into the
 // budget: on a [Reserver] store the key's bucket is booked until then (up
@@ -25,8 +43,17 @@ type Transport struct {
 	Limiter *Limiter
 	// Base sends the requests; nil means http.DefaultTransport.
 	Base http.RoundTripper
-	// Key names the budget of a request; nil means its URL's host, so that
-	// one Transport keeps to one budget per third party.
+	// Key names the budget of a request; nil means its URL's host in one
+	// canonical form, so that one Transport keeps to one budget per third
+	// party however its host is spelled, as when the URL comes from input
+	// (a webhook's): lower case, non-ASCII names through IDNA as net/http
+	// dials them, no trailing dot, no port when it is the scheme's default
+	// (a port of its own is a budget of its own), IPv6 in its short form,
+	// and IPv4 in the forms a C resolver accepts as a dotted quad
+	// ("0x7f.1", "127.1" and "[::ffff:127.0.0.1]" are all "127.0.0.1").
+	// Names are not resolved: anyone with a DNS zone can point many names
+	// at one address, each a budget of its own; where that matters, name
+	// the budget here (the third party's name, or who gave the URL).
 	Key func(*http.Request) string
 	// MaxPause bounds how long a Retry-After may pause the budget; 0 means
 	// [DefaultMaxPause]. A third party's header is not trusted further.
@@ -38,12 +65,10 @@ type Transport struct {
 const DefaultMaxPause = 10 * time.Minute
 
 // RoundTrip implements [http.RoundTripper]: it waits for a token under the
-// request's context, then sends the request through Base.
+// request's context, then sends the request through Base, each retry of
+// it after a token of its own.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	key := req.URL.Host
-	if t.Key != nil {
-		key = t.Key(req)
-	}
+	key := t.key(req)
 	if err := t.Limiter.Wait(req.Context(), key); err != nil {
 		if req.Body != nil {
 			req.Body.Close() // a RoundTripper closes the body, even on error
@@ -54,8 +79,20 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	resp, err := base.RoundTrip(req)
-	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
+	sent, a := traceAttempts(req, t.Limiter, key, base)
+	resp, err := base.RoundTrip(sent)
+	if err != nil {
+		if failed := a.failure(); failed != nil {
+			err = failed
+		}
+		a.cancel(nil)
+		return nil, err
+	}
+	if resp.Request == sent {
+		resp.Request = req
+	}
+	resp.Body = releasing(resp.Body, func() { a.cancel(nil) })
+	if resp.StatusCode == http.StatusTooManyRequests {
 		maxPause := t.MaxPause
 		if maxPause <= 0 {
 			maxPause = DefaultMaxPause
@@ -64,7 +101,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			t.Limiter.pause(context.WithoutCancel(req.Context()), key, min(d, maxPause))
 		}
 	}
-	return resp, err
+	return resp, nil
+}
+
+// key returns the name of req's budget: Key's, or its canonical host.
+func (t *Transport) key(req *http.Request) string {
+	if t.Key != nil {
+		return t.Key(req)
+	}
+	if req.URL == nil {
+		return ""
+	}
+	return hostkey.Canonical(req.URL.Scheme, req.URL.Host)
 }
 
 // parseRetryAfter reads a Retry-After header: delay-seconds or an
@@ -95,7 +143,8 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 // passes for d, on a Reserver store: bookings of what refills within d, a
 // capacity at a time and at most maxPauseCalls calls (a booking holds at
 // most a capacity, so a pause spans at most that many times the bucket's
-// fill time). On other stores it does nothing.
+// fill time), each within the time budget (pauseCall). On other stores it
+// does nothing.
 func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) {
 	rs, ok := l.store.(Reserver)
 	pol := &l.policies[0]
@@ -113,7 +162,7 @@ func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) {
 		// The bucket may still hold tokens: n books them too, as the delay
 		// stays 0 until they are spent.
 		n := min(capacity, max(1, int((d-booked).Seconds()*perSecond+0.5)))
-		r, err := rs.ReserveN(ctx, sk, lim, n, MaxPeriod)
+		r, err := l.pauseCall(ctx, rs, sk, lim, n)
 		if err != nil || !r.Allowed {
 			return
 		}
@@ -122,6 +171,26 @@ func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) {
 			return
 		}
 	}
+}
+
+// pauseCall books n tokens of sk under lim for a pause, within the time
+// budget and through the breaker, as a decision's store calls are: a
+// store that is down costs the 429's caller one time budget at most, and
+// none while the breaker is open. A store failure goes to the error
+// handler.
+func (l *Limiter) pauseCall(ctx context.Context, rs Reserver, sk string, lim Limit, n int) (Reservation, error) {
+	probe := false
+	if l.breaker != nil {
+		var ok bool
+		if ok, probe = l.breaker.allow(l.now()); !ok {
+			return Reservation{}, l.breaker.openError()
+		}
+	}
+	r, err := reserveWithin(ctx, l.budget, rs, sk, lim, n, MaxPeriod)
+	if l.settle(ctx, err, probe) == storeFailed {
+		l.onError(nil, err)
+	}
+	return r, err
 }
 
 // maxPauseCalls bounds the store calls of one pause.

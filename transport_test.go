@@ -136,6 +136,78 @@ func TestTransport429RetryAfterPausesTheBudget(t *testing.T) {
 	}
 }
 
+// freezingStore answers from memory until frozen; then each call hangs
+// for 10 seconds, as a Redis that stopped answering does.
+type freezingStore struct {
+	mem    *memory.Store
+	frozen atomic.Bool
+}
+
+func (s *freezingStore) hang(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(10 * time.Second):
+		return errors.New("frozen")
+	}
+}
+
+func (s *freezingStore) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n int) (ratelimit.Result, error) {
+	if s.frozen.Load() {
+		return ratelimit.Result{}, s.hang(ctx)
+	}
+	return s.mem.AllowN(ctx, key, limit, n)
+}
+
+func (s *freezingStore) ReserveN(ctx context.Context, key string, limit ratelimit.Limit, n int, maxWait time.Duration) (ratelimit.Reservation, error) {
+	if s.frozen.Load() {
+		return ratelimit.Reservation{}, s.hang(ctx)
+	}
+	return s.mem.ReserveN(ctx, key, limit, n, maxWait)
+}
+
+func (s *freezingStore) CancelReservation(ctx context.Context, key string, limit ratelimit.Limit, r ratelimit.Reservation) error {
+	return s.mem.CancelReservation(ctx, key, limit, r)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestTransport429OnAFrozenStore: the pause a 429 books is a store call
+// like any other, within the time budget: the 429 comes back after one
+// budget, not after the frozen store's own timeout.
+func TestTransport429OnAFrozenStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &freezingStore{mem: memory.New(memory.WithSweepInterval(0))}
+		defer store.mem.Close()
+		var errs atomic.Int32
+		l, err := ratelimit.New(store, ratelimit.PerSecond(10), ratelimit.WithName("partner"), ratelimit.WithPlainKeys(),
+			ratelimit.WithErrorHandler(func(*http.Request, error) { errs.Add(1) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		api := &stubAPI{start: time.Now(), retryAfter: "30"}
+		api.status.Store(http.StatusTooManyRequests)
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			store.frozen.Store(true) // the token is taken: Redis stops answering
+			return api.RoundTrip(r)
+		})
+		c := &http.Client{Transport: &ratelimit.Transport{Limiter: l, Base: base}}
+		start := time.Now()
+		resp, err := send(t, c, context.Background())
+		if err != nil || resp.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("the 429 is not returned: %v, %v", resp, err)
+		}
+		if took := time.Since(start); took > ratelimit.DefaultTimeout {
+			t.Fatalf("the 429 came back after %v, past the time budget %v", took, ratelimit.DefaultTimeout)
+		}
+		if errs.Load() != 1 {
+			t.Fatalf("the error handler heard of %d failures, want 1", errs.Load())
+		}
+	})
+}
+
 func TestTransportWithoutLimiterWaitErrors(t *testing.T) {
 	tr, _, done := newTransport(t, ratelimit.PerSecond(1))
 	defer done()
@@ -155,4 +227,27 @@ func ExampleTransport() {
 	_ = client // client.Get("https://api.example.com/v1/things") waits for its token
 	fmt.Println(budget)
 	// Output: partner-api: 100 per 1m
+}
+
+// A budget per host holds however the URL spells the host, as when the
+// URLs come from users (webhooks).
+func ExampleTransport_hostSpellings() {
+	store := memory.New()
+	defer store.Close()
+	budget, _ := ratelimit.New(store, ratelimit.PerHour(1), ratelimit.WithName("webhooks"), ratelimit.WithPlainKeys())
+	client := &http.Client{Transport: &ratelimit.Transport{Limiter: budget, Base: &stubAPI{}}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, url := range []string{"https://hooks.example.com/a", "https://HOOKS.Example.com.:443/b"} {
+		req, _ := http.NewRequestWithContext(ctx, "POST", url, nil)
+		if resp, err := client.Do(req); err != nil {
+			fmt.Println(url, "not sent: the host's budget is spent")
+		} else {
+			resp.Body.Close()
+			fmt.Println(url, resp.StatusCode)
+		}
+	}
+	// Output:
+	// https://hooks.example.com/a 200
+	// https://HOOKS.Example.com.:443/b not sent: the host's budget is spent
 }

@@ -42,6 +42,24 @@ func reportRoute(store ratelimit.Store, d time.Duration, opts ...ratelimit.Optio
 	})), nil
 }
 
+// stubAPIName names the stub API's budget. Each instance starts its stub
+// on a port of its own, but they all stand for one third party, whose
+// budget every instance shares: the key is the API's name, not its
+// address (which Transport's default key, the host, would be).
+const stubAPIName = "stub-api"
+
+// outboundClient returns a client whose calls to the stub API keep to
+// limit, a budget kept in store under the API's name.
+func outboundClient(store ratelimit.Store, limit ratelimit.Limit) (*http.Client, error) {
+	// The budget's key is the API's name, not a client's: plain keys.
+	budget, err := ratelimit.New(store, limit, ratelimit.WithName("partner-api"), ratelimit.WithPlainKeys())
+	if err != nil {
+		return nil, err
+	}
+	tr := &ratelimit.Transport{Limiter: budget, Key: func(*http.Request) string { return stubAPIName }}
+	return &http.Client{Transport: tr, Timeout: time.Minute}, nil
+}
+
 // outbound calls a stub third-party API, started on a loopback port, calls
 // times through a Transport whose budget, limit, lives in store: with
 // Redis, every instance running the demo shares it. It writes each call's
@@ -57,12 +75,10 @@ func outbound(store ratelimit.Store, limit ratelimit.Limit, calls int, out io.Wr
 	go stub.Serve(ln)
 	defer stub.Close()
 
-	// The budget's key is the API's host, not a client's: plain keys.
-	budget, err := ratelimit.New(store, limit, ratelimit.WithName("partner-api"), ratelimit.WithPlainKeys())
+	client, err := outboundClient(store, limit)
 	if err != nil {
 		return err
 	}
-	client := &http.Client{Transport: &ratelimit.Transport{Limiter: budget}, Timeout: time.Minute}
 	start := time.Now()
 	for i := range calls {
 		req, _ := http.NewRequestWithContext(context.Background(), "GET", "http://"+ln.Addr().String()+"/v1/things", nil)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -27,6 +28,50 @@ func TestOutboundCallsTheStubWithinTheBudget(t *testing.T) {
 	}
 	if n := strings.Count(out.String(), "200 OK"); n != 3 {
 		t.Fatalf("%d calls answered 200, want 3:\n%s", n, out.String())
+	}
+}
+
+// TestOutboundInstancesShareOneBudget runs two instances of the demo over
+// one store, each with its stub API on a port of its own: they share the
+// API's budget.
+func TestOutboundInstancesShareOneBudget(t *testing.T) {
+	store := memory.New()
+	defer store.Close()
+	limit := ratelimit.PerHour(2) // the next token in 30 minutes
+	var stubs [2]*httptest.Server
+	var seen [2]atomic.Int32
+	var clients [2]*http.Client
+	for i := range 2 {
+		stubs[i] = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen[i].Add(1) }))
+		defer stubs[i].Close()
+		c, err := outboundClient(store, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients[i] = c
+	}
+	call := func(i int) error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "GET", stubs[i].URL+"/v1/things", nil)
+		resp, err := clients[i].Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	for range 2 {
+		if err := call(0); err != nil {
+			t.Fatalf("instance 1 within the budget: %v", err)
+		}
+	}
+	// The budget is spent: instance 2's call would wait 30 minutes, past
+	// its deadline, and fails at once.
+	if err := call(1); err == nil {
+		t.Fatal("instance 2 called its stub with the shared budget spent")
+	}
+	if a, b := seen[0].Load(), seen[1].Load(); a != 2 || b != 0 {
+		t.Fatalf("the stubs saw %d and %d calls, want 2 and 0", a, b)
 	}
 }
 
