@@ -8,8 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-
-	"golang.org/x/net/idna"
 )
 
 // Canonical returns the key of host, a URL's Host (name or address, with
@@ -17,9 +15,12 @@ import (
 // port share a key:
 //
 //   - a name is lower case, and a name with non-ASCII letters is mapped
-//     and converted by IDNA's lookup profile, as net/http does before it
-//     dials ("ＡＰＩ.example.com" and "api。example.com" are
-//     "api.example.com"); %-escapes left in it are decoded;
+//     as IDNA's lookup does for the spellings that matter here (full-width
+//     letters and dots: "ＡＰＩ.example.com" and "api。example.com" are
+//     "api.example.com") and its non-ASCII labels written in Punycode
+//     ("bücher.example" is "xn--bcher-kva.example"), without the rest of
+//     the Unicode tables, which would cost the core module a dependency;
+//     %-escapes left in it are decoded;
 //   - trailing dots are removed ("api.example.com." is "api.example.com");
 //   - an address is written in its shortest standard form: IPv6 in
 //     brackets, lower case, zeros compressed ("[0:0::1]" is "[::1]"), an
@@ -63,9 +64,7 @@ func canonicalName(name string) string {
 		return strings.ToLower(name)
 	}
 	if !isASCII(name) {
-		if s, err := idna.Lookup.ToASCII(name); err == nil {
-			name = s
-		}
+		name = toASCII(name) // idna.go
 	}
 	name = strings.ToLower(name)
 	if t := strings.TrimRight(name, "."); t != "" {
