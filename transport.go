@@ -139,58 +139,42 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	return at.Sub(now), true
 }
 
-// pause books key's budget under the first policy so that nothing more
-// passes for d, on a Reserver store: bookings of what refills within d, a
-// capacity at a time and at most maxPauseCalls calls (a booking holds at
-// most a capacity, so a pause spans at most that many times the bucket's
-// fill time), each within the time budget (pauseCall). On other stores it
-// does nothing.
+// pause books key's budget so that nothing more passes for d, on a
+// limiter that books (one token-bucket policy over a Reserver store):
+// bookings of what refills within d, a capacity at a time and at most
+// maxPauseCalls of them (a booking holds at most a capacity, so a pause
+// spans at most that many times the bucket's fill time), each a decision
+// of the pass (op book): the time budget, the breaker and the failure
+// policy apply. On other limiters it does nothing.
 func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) {
-	rs, ok := l.store.(Reserver)
-	pol := &l.policies[0]
-	if !ok || pol.key != nil || pol.limit.Algorithm != TokenBucket || key == "" {
+	if l.booker == nil || key == "" {
 		return
 	}
-	sk, err := pol.storeKey(key)
-	if err != nil {
+	p := l.getPass()
+	defer passes.Put(p)
+	if l.keyCall(ctx, key, p) != nil {
 		return
 	}
-	lim := pol.limit
+	lim := p.takes[0].Limit
 	capacity, perSecond := lim.Capacity(), lim.PerSecondRate()
 	booked := time.Duration(0) // the latest booking's delay
 	for range maxPauseCalls {
 		// The bucket may still hold tokens: n books them too, as the delay
 		// stays 0 until they are spent.
 		n := min(capacity, max(1, int((d-booked).Seconds()*perSecond+0.5)))
-		r, err := l.pauseCall(ctx, rs, sk, lim, n)
-		if err != nil || !r.Allowed {
+		p.op, p.maxWait = book, MaxPeriod
+		o := l.run(ctx, n, p)
+		if o.end == undecided {
+			l.onError(nil, o.err)
+		}
+		if o.end != decided || !o.res.Allowed || o.source != FromStore {
 			return
 		}
-		booked = r.Delay
+		booked = p.booking.Delay
 		if booked+lim.refillTime(1, roundDown) >= d {
 			return
 		}
 	}
-}
-
-// pauseCall books n tokens of sk under lim for a pause, within the time
-// budget and through the breaker, as a decision's store calls are: a
-// store that is down costs the 429's caller one time budget at most, and
-// none while the breaker is open. A store failure goes to the error
-// handler.
-func (l *Limiter) pauseCall(ctx context.Context, rs Reserver, sk string, lim Limit, n int) (Reservation, error) {
-	probe := false
-	if l.breaker != nil {
-		var ok bool
-		if ok, probe = l.breaker.allow(l.now()); !ok {
-			return Reservation{}, l.breaker.openError()
-		}
-	}
-	r, err := reserveWithin(ctx, l.budget, rs, sk, lim, n, MaxPeriod)
-	if l.settle(ctx, err, probe) == storeFailed {
-		l.onError(nil, err)
-	}
-	return r, err
 }
 
 // maxPauseCalls bounds the store calls of one pause.
