@@ -57,8 +57,11 @@ func WithFallback(store Store, instances int) Option {
 // of err: by the fallback store if there is one, else with err for the
 // failure policy.
 func (l *Limiter) fallBack(ctx context.Context, p *pass, err error, latency time.Duration) outcome {
-	if p.op == charge { // kept here, for the store once it answers (charge.go)
+	switch p.op {
+	case charge: // kept here, for the store once it answers (charge.go)
 		l.owe(ctx, p)
+		return outcome{end: undecided, err: err, source: FromFailurePolicy, latency: latency}
+	case refund: // the cost stays taken: the safe side of the limit
 		return outcome{end: undecided, err: err, source: FromFailurePolicy, latency: latency}
 	}
 	if l.fallback == nil {

@@ -65,6 +65,7 @@ const (
 	take   op = iota // take the cost now, if every take holds it
 	book             // book the cost for the earliest instant within maxWait (Reserver)
 	charge           // take the cost even past the budget, as a bounded debt (charge.go)
+	refund           // give back the cost that the pass took p.sent ago (settle.go)
 )
 
 var passes = sync.Pool{New: func() any { return new(pass) }}
@@ -183,7 +184,7 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 	if l.observer.Decision != nil {
 		start = time.Now()
 	}
-	if l.countIf != nil || p.op == book {
+	if l.countIf != nil && p.op == take || p.op == book {
 		p.sent = time.Now()
 	}
 	err := l.call(ctx, p)
@@ -205,6 +206,9 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 // setCost sets the cost of each of p's takes: n, checked against every
 // policy; a charge takes at most each policy's capacity.
 func (l *Limiter) setCost(n int, p *pass) error {
+	if p.op == refund {
+		return nil // the cost and the takes are the pass's own, as taken
+	}
 	if p.op == charge {
 		if n < 0 {
 			return fmt.Errorf("%w: n = %d is negative", ErrInvalidCost, n)
@@ -225,7 +229,7 @@ func (l *Limiter) setCost(n int, p *pass) error {
 // record completes the outcome of p, which the store answered: blocks,
 // the deny cache, the debts paid.
 func (l *Limiter) record(ctx context.Context, p *pass, now time.Time, latency time.Duration) outcome {
-	if p.op == charge { // the key's waits are longer now: ask the store next time
+	if p.op == charge || p.op == refund { // the key's waits have changed: ask the store next time
 		for _, t := range p.takes {
 			if l.denies != nil {
 				l.denies.forget(t.Key)
@@ -264,6 +268,8 @@ func (l *Limiter) call(ctx context.Context, p *pass) error {
 		return l.reserve(ctx, p) // shaping.go
 	case charge:
 		return l.takeDebts(ctx, p) // charge.go
+	case refund:
+		return l.giveBack(ctx, p) // settle.go
 	}
 	if len(p.all) == 1 {
 		t := &p.all[0]

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 )
@@ -83,39 +84,35 @@ func (l *Limiter) admission(ctx context.Context, r *http.Request, p *pass, o out
 }
 
 // refund gives back the request's cost of every take of p, which the
-// store allowed p.sent ago: one store call per take, within the time
-// budget and through the breaker. An open breaker, a failing store or one
-// that cannot refund keep the cost: the request stays counted, which errs
-// on the side of the limit.
+// store allowed p.sent ago: a pass of op refund (the time budget, the
+// breaker). An open breaker, a failing store or one that cannot refund
+// keep the cost: the request stays counted, which errs on the side of the
+// limit. A failure goes to the error handler.
 func (l *Limiter) refund(ctx context.Context, r *http.Request, p *pass) {
-	rf, ok := l.store.(Refunder)
-	if !ok {
+	if _, ok := l.store.(Refunder); !ok {
 		return
 	}
-	probe := false
-	if l.breaker != nil {
-		var ok bool
-		if ok, probe = l.breaker.allow(l.now()); !ok {
-			return
-		}
+	p.op = refund
+	if o := l.run(ctx, p.n, p); o.end != decided && !errors.Is(o.err, ErrBreakerOpen) {
+		l.onError(r, o.err)
 	}
+}
+
+// giveBack is the store call of a refund: each take's cost, one call per
+// take within the time budget.
+func (l *Limiter) giveBack(ctx context.Context, p *pass) error {
+	rf := l.store.(Refunder)
 	age := time.Since(p.sent) + refundSlack
 	if l.budget != nil {
 		age += l.budget.d // the store reads its clock within the budget
 	}
-	var err error
 	for i := range p.takes {
 		t := &p.takes[i]
-		if _, err = refundWithin(ctx, l.budget, rf, t.Key, t.Limit, p.n, age); err != nil {
-			break
-		}
-		if l.denies != nil { // the denial it predicted no longer holds
-			l.denies.forget(t.Key)
+		if _, err := refundWithin(ctx, l.budget, rf, t.Key, t.Limit, p.n, age); err != nil {
+			return err
 		}
 	}
-	if end := l.settle(ctx, err, probe); end == storeFailed || end == refused {
-		l.onError(r, err)
-	}
+	return nil
 }
 
 // refundSlack is added to the age of a refund's take: the store reads its
