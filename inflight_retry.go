@@ -35,7 +35,7 @@ func (f *InFlight) told(r *http.Request, key string, slot Slot, err error, laten
 	if f.observer.Decision == nil {
 		return
 	}
-	d := Decision{Limiter: f.name, Policy: f.name, Source: FromStore, Latency: latency, Err: err, Request: r,
+	d := Decision{Limiter: f.name, Policy: f.name, Source: FromStore, Latency: latency, Err: err, Request: r, First: true,
 		Remaining: max(0, f.max-slot.Running)}
 	switch {
 	case err != nil:

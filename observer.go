@@ -77,6 +77,10 @@ type Decision struct {
 	Err       error         // the store's error, for Errored
 	Key       string        // the key, only with Observer.Keys
 	Request   *http.Request // the request decided on, nil for [Limiter.AllowN]; do not keep it
+	// First is true for the first Decision told of a request, false for
+	// those of its other policies: count requests, store calls and their
+	// latency on First, and policies on every Decision.
+	First bool
 }
 
 // Observer is told of what a limiter does, through optional functions: a
@@ -127,19 +131,21 @@ func (l *Limiter) observe(r *http.Request, p *pass, o outcome) {
 	case badKey, gone:
 		return
 	case undecided, badCost:
-		l.observePolicy(r, 0, p.takes[0].Key, Result{}, o)
+		l.observePolicy(r, 0, p.takes[0].Key, Result{}, o, true)
 		return
 	}
+	first := true
 	for i, res := range p.results {
 		if !o.res.Allowed && res.Allowed {
 			continue
 		}
-		l.observePolicy(r, i, p.takes[i].Key, res, o)
+		l.observePolicy(r, i, p.takes[i].Key, res, o, first)
+		first = false
 	}
 }
 
 // observePolicy tells the observer of policy i's part in o.
-func (l *Limiter) observePolicy(r *http.Request, i int, key string, res Result, o outcome) {
+func (l *Limiter) observePolicy(r *http.Request, i int, key string, res Result, o outcome, first bool) {
 	pol := &l.policies[i]
 	d := Decision{
 		Limiter:   l.name,
@@ -151,6 +157,7 @@ func (l *Limiter) observePolicy(r *http.Request, i int, key string, res Result, 
 		Delay:     o.delay,
 		Err:       o.err,
 		Request:   r,
+		First:     first,
 	}
 	switch {
 	case o.end == undecided || o.end == badCost:

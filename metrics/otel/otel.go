@@ -170,7 +170,7 @@ func (m *Metrics) observe(p *policySeries, d ratelimit.Decision) {
 		m.requests.Add(ctx, 1, metric.WithAttributes(LimiterKey.String(d.Limiter),
 			PolicyKey.String(d.Policy), ResultKey.String(d.Outcome.String()), SourceKey.String(d.Source.String())))
 	}
-	if d.Latency > 0 || d.Source == ratelimit.FromStore {
+	if d.First && (d.Latency > 0 || d.Source == ratelimit.FromStore) {
 		m.latency.Record(ctx, d.Latency.Seconds(), p.limiter.latency...)
 	}
 	if d.Err != nil && errors.Is(d.Err, ratelimit.ErrMisconfiguredStore) {

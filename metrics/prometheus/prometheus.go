@@ -195,6 +195,9 @@ func (m *Metrics) observe(p *policySeries, d ratelimit.Decision) {
 	} else {
 		m.requests.WithLabelValues(d.Limiter, d.Policy, d.Outcome.String()).Inc()
 	}
+	if !d.First {
+		return // the request's sources and store latency are counted once
+	}
 	l := p.limiter
 	if s := int(d.Source); s >= 0 && s < len(l.sources) {
 		l.sources[s].Inc()

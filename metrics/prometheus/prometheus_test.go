@@ -1,6 +1,7 @@
 package prometheus_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -216,5 +217,56 @@ func TestObserverAsksForNoKeys(t *testing.T) {
 	_, m := newMetrics(t)
 	if m.Observer().Keys {
 		t.Error("Observer().Keys = true, want false: keys are personal data")
+	}
+}
+
+// TestOneSourceIncrementPerRequest: a request of a limiter with two
+// policies, and a counted request (WithCountIf) whose cost is given back,
+// each count once in ratelimit_decisions_source_total and once per policy
+// in ratelimit_requests_total.
+func TestOneSourceIncrementPerRequest(t *testing.T) {
+	reg, m := newMetrics(t)
+	store := memory.New()
+	defer store.Close()
+	l := newLimiter(t, store, ratelimit.PerMinute(10), ratelimit.WithName("two"), ratelimit.WithObserver(m.Observer()),
+		ratelimit.WithPolicy(ratelimit.Policy{Name: "hourly", Limit: ratelimit.PerHour(100)}))
+	serve(l, 3)
+	counted := newLimiter(t, store, ratelimit.PerMinute(10), ratelimit.WithName("login"), ratelimit.WithObserver(m.Observer()),
+		ratelimit.WithCountIf(ratelimit.CountStatus(http.StatusUnauthorized)))
+	serve(counted, 5)
+	const want = `
+# HELP ratelimit_decisions_source_total Requests decided by a rate limiter, by limiter and by what decided (store, deny_cache, fallback, failure_policy).
+# TYPE ratelimit_decisions_source_total counter
+ratelimit_decisions_source_total{limiter="login",source="deny_cache"} 0
+ratelimit_decisions_source_total{limiter="login",source="fallback"} 0
+ratelimit_decisions_source_total{limiter="login",source="failure_policy"} 0
+ratelimit_decisions_source_total{limiter="login",source="store"} 5
+ratelimit_decisions_source_total{limiter="two",source="deny_cache"} 0
+ratelimit_decisions_source_total{limiter="two",source="fallback"} 0
+ratelimit_decisions_source_total{limiter="two",source="failure_policy"} 0
+ratelimit_decisions_source_total{limiter="two",source="store"} 3
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ratelimit_decisions_source_total"); err != nil {
+		t.Error(err)
+	}
+	var requests strings.Builder
+	requests.WriteString(`
+# HELP ratelimit_requests_total Requests decided by a rate limiter, by limiter, policy and result (allowed, denied, dry_run_denied, error).
+# TYPE ratelimit_requests_total counter
+`)
+	for _, s := range []struct {
+		limiter, policy string
+		allowed         int
+	}{{"login", "login", 5}, {"two", "hourly", 3}, {"two", "two", 3}} {
+		for _, result := range []string{"allowed", "denied", "dry_run_denied", "error"} {
+			n := 0
+			if result == "allowed" {
+				n = s.allowed
+			}
+			fmt.Fprintf(&requests, "ratelimit_requests_total{limiter=%q,policy=%q,result=%q} %d\n", s.limiter, s.policy, result, n)
+		}
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(requests.String()), "ratelimit_requests_total"); err != nil {
+		t.Error(err)
 	}
 }
