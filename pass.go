@@ -192,8 +192,7 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 			}
 		}
 		o := l.summarize(p, outcome{latency: latency})
-		if l.debts != nil {
-			l.lastAnswer.Store(l.now().UnixNano())
+		if l.debts != nil { // settle noted when the store answered
 			if o.res.Allowed {
 				for i, t := range p.takes {
 					l.debts.paid(t.Key, p.owed[i])

@@ -1,0 +1,53 @@
+package ratelimit_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+)
+
+// busyStore queues every decision behind a call that never ends, as a
+// store whose senders are all busy does.
+type busyStore struct{}
+
+func (busyStore) AllowN(ctx context.Context, _ string, _ ratelimit.Limit, _ int) (ratelimit.Result, error) {
+	ratelimit.Queued(ctx) // waiting in the queue, not sent
+	<-ctx.Done()
+	if !ratelimit.Sending(ctx) { // the limiter gave up on it: never send it
+		return ratelimit.Result{}, fmt.Errorf("busystore: %w", ratelimit.ErrNotSent)
+	}
+	return ratelimit.Result{}, ctx.Err()
+}
+
+func ExampleSending() {
+	var shed error
+	l, _ := ratelimit.New(busyStore{}, ratelimit.PerMinute(10), ratelimit.WithTimeout(10*time.Millisecond),
+		ratelimit.WithPlainKeys(), ratelimit.WithErrorHandler(func(_ *http.Request, err error) { shed = err }))
+	res, _ := l.Allow(context.Background(), "k")
+	fmt.Println(res.Allowed, errors.Is(shed, ratelimit.ErrNotSent), l.Breaker().State())
+	// Output:
+	// true true closed
+}
+
+func ExampleQueued() {
+	// A decision the store holds queued past its budget is answered by the
+	// failure policy (here the local fallback, which allows 10 a minute).
+	// It counts against the store only while the store answers nothing at
+	// all, as this one: then the queue is stuck, and the breaker opens
+	// after its 5 failures.
+	l, _ := ratelimit.New(busyStore{}, ratelimit.PerMinute(10), ratelimit.WithTimeout(10*time.Millisecond),
+		ratelimit.WithPlainKeys(), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+	allowed := 0
+	for range 12 {
+		if res, _ := l.Allow(context.Background(), "k"); res.Allowed {
+			allowed++
+		}
+	}
+	fmt.Println(allowed, l.Breaker().State())
+	// Output:
+	// 10 open
+}
