@@ -25,7 +25,8 @@ func (busyStore) AllowN(ctx context.Context, _ string, _ ratelimit.Limit, _ int)
 
 func ExampleSending() {
 	var shed error
-	l, _ := ratelimit.New(busyStore{}, ratelimit.PerMinute(10), ratelimit.WithTimeout(10*time.Millisecond),
+	// The default budget, 100 ms, for the call to reach the queue.
+	l, _ := ratelimit.New(busyStore{}, ratelimit.PerMinute(10),
 		ratelimit.WithPlainKeys(), ratelimit.WithErrorHandler(func(_ *http.Request, err error) { shed = err }))
 	res, _ := l.Allow(context.Background(), "k")
 	fmt.Println(res.Allowed, errors.Is(shed, ratelimit.ErrNotSent), l.Breaker().State())
