@@ -55,7 +55,9 @@ func Queued(ctx context.Context) {
 // budget ended while the decision was [Queued]: the store must then not
 // send it, and returns an error that wraps [ErrNotSent]. It returns true
 // for a context of no limiter's budget. A store calls it at most once per
-// decision, as it leaves the queue, or before a decision it sends at once.
+// decision, as it leaves the queue to be sent, or before a decision it
+// sends at once; a decision whose context ended while queued is dropped
+// with an error that wraps ErrNotSent, without calling Sending.
 func Sending(ctx context.Context) bool {
 	m := markOf(ctx)
 	if m == nil {
