@@ -204,7 +204,7 @@ func TestChargeWhileStoreFails(t *testing.T) {
 	defer mem.Close()
 	flaky := &switchStore{Store: mem}
 	b := ratelimit.NewBreaker(1, time.Minute)
-	l, err := ratelimit.New(flaky, ratelimit.PerMinute(10), ratelimit.WithCharges(), ratelimit.WithBreaker(b),
+	l, err := ratelimit.New(flaky, ratelimit.PerMinute(10), ratelimit.WithCharges(), ratelimit.WithBreaker(b), ratelimit.WithFailOpen(),
 		ratelimit.WithPlainKeys(), ratelimit.WithName("llm"), ratelimit.WithDenyCache(0), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
 	if err != nil {
 		t.Fatal(err)

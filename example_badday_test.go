@@ -108,3 +108,26 @@ func ExampleLimiter_AllowN() {
 	// true 2 <nil>
 	// false 2 <nil>
 }
+
+func ExampleWithFailOpen() {
+	// A limiter on a store that is not Local falls back to a local store of
+	// its own while it fails; WithFailOpen lets every request through.
+	quiet := ratelimit.WithErrorHandler(func(*http.Request, error) {})
+	byDefault := ratelimit.Middleware(downStore{}, ratelimit.PerMinute(2), quiet)(hello)
+	open := ratelimit.Middleware(downStore{}, ratelimit.PerMinute(2), quiet, ratelimit.WithFailOpen())(hello)
+	serveTimes(byDefault, 3, "/")
+	serveTimes(open, 3, "/")
+	// Output:
+	// 200 200 429
+	// 200 200 200
+}
+
+func ExampleWithInstances() {
+	// While the store fails, each of 3 app servers enforces a third of the
+	// limit with the default local fallback.
+	quiet := ratelimit.WithErrorHandler(func(*http.Request, error) {})
+	h := ratelimit.Middleware(downStore{}, ratelimit.PerMinute(6), quiet, ratelimit.WithInstances(3))(hello)
+	serveTimes(h, 3, "/")
+	// Output:
+	// 200 200 429
+}

@@ -39,3 +39,19 @@ func (l *Limiter) Check(r *http.Request) (Result, error) {
 
 // SetClock makes l read its clock (deny cache, breaker, blocks) from now.
 func SetClock(l *Limiter, now func() time.Time) { l.now = now }
+
+// NewLocalStore returns the local store a limiter on a store that is not
+// Local falls back to by default, reading its clock from now.
+func NewLocalStore(maxKeys int, now func() time.Time) Store { return newLocalStore(maxKeys, now) }
+
+// LocalStoreLen returns how many keys s, a NewLocalStore, holds.
+func LocalStoreLen(s Store) int {
+	n := 0
+	for i := range s.(*localStore).shards {
+		sh := &s.(*localStore).shards[i]
+		sh.mu.Lock()
+		n += len(sh.m)
+		sh.mu.Unlock()
+	}
+	return n
+}

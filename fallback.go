@@ -35,8 +35,13 @@ import (
 // all from the shares, never the store's budget and the fallbacks' in
 // turn; in a longer outage each share decides alone, and the store is then
 // charged at most one capacity in all. The failure is still told to the
-// error handler. Without a fallback the limiter fails open, or closed with
-// [WithFailClosed].
+// error handler.
+//
+// A limiter on a store that is not Local has a fallback by default: an
+// in-process store of its own, with the instances of [WithInstances] (1
+// without). [WithFailOpen] and [WithFailClosed] turn that default off; with
+// WithFallback they say what happens if the fallback fails too (it fails
+// open without them).
 func WithFallback(store Store, instances int) Option {
 	return func(c *config) error {
 		if store == nil {
@@ -48,9 +53,51 @@ func WithFallback(store Store, instances int) Option {
 		if instances < 1 {
 			return fmt.Errorf("ratelimit: WithFallback: %d instances, want at least 1", instances)
 		}
+		if c.instances != 0 && c.instances != instances {
+			return fmt.Errorf("ratelimit: WithFallback(..., %d) and WithInstances(%d) disagree", instances, c.instances)
+		}
 		c.fallback, c.instances = store, instances
 		return nil
 	}
+}
+
+// WithInstances is the number of app servers that share the limiter's
+// store, so that its fallback (the default one, or [WithFallback]'s)
+// gives each its share of every policy while the store fails: the limit
+// divided by instances, as WithFallback says. The default is 1: each app
+// server enforces the whole limit on its own during an outage, so that the
+// fleet admits up to instances times the limit. It is an error with
+// [WithFailOpen] or [WithFailClosed] and no WithFallback, or on a [Local]
+// store, where there is no fallback to size.
+func WithInstances(instances int) Option {
+	return func(c *config) error {
+		if instances < 1 {
+			return fmt.Errorf("ratelimit: WithInstances(%d): want at least 1", instances)
+		}
+		if c.instances != 0 && c.instances != instances {
+			return fmt.Errorf("ratelimit: WithInstances(%d) and WithFallback(..., %d) disagree", instances, c.instances)
+		}
+		c.instances = instances
+		return nil
+	}
+}
+
+// defaultFallback gives c the fallback of a limiter on a store that is
+// not Local when no option chose a failure policy: a local store of its
+// own, limit/instances per app server. now is the limiter's clock.
+func (c *config) defaultFallback(local bool, now func() time.Time) error {
+	switch {
+	case c.fallback != nil:
+		return nil
+	case c.instances != 0 && local:
+		return errors.New("ratelimit: New: WithInstances on a Local store, which needs no fallback")
+	case c.instances != 0 && (c.failOpen || c.failClosed):
+		return errors.New("ratelimit: New: WithInstances sizes the fallback, which WithFailOpen or WithFailClosed turns off")
+	case local || c.failOpen || c.failClosed:
+		return nil
+	}
+	c.fallback, c.instances = newLocalStore(DefaultDenyCacheKeys, now), max(c.instances, 1)
+	return nil
 }
 
 // fallBack answers the takes of p, which the store did not decide because

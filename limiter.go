@@ -47,7 +47,7 @@ type Limiter struct {
 	fallback   Store // Local
 	instances  int
 	debts      *debtLedger           // the fallback's admissions, charged to the store
-	lastAnswer atomic.Int64          // when the store last answered, in Unix ns; with a fallback
+	lastAnswer atomic.Int64          // when the store last answered, in Unix ns; with a breaker or fallback
 	defaultKey bool                  // keyFunc is KeyByIP(): no WithKeyFunc (decide.go)
 	blockFor   time.Duration         // WithBlock's; 0 without (block.go)
 	blockLimit Limit                 // the limit of a block's budget
@@ -70,7 +70,12 @@ type Limiter struct {
 //
 // On a store that is not [Local], such as Redis, every decision gets a time
 // budget ([DefaultTimeout]), a circuit breaker and a local deny cache by
-// default; see [WithTimeout], [WithBreaker] and [WithDenyCache].
+// default; see [WithTimeout], [WithBreaker] and [WithDenyCache]. While such
+// a store fails, a local store of the limiter's own decides (limit/N per
+// app server, N of [WithInstances], 1 without; see [WithFallback]), so that
+// an outage switches no limit off: a limited client gets at most its limit
+// and one capacity per app server. [WithFailOpen] lets requests pass
+// instead, [WithFailClosed] answers 503.
 func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	if store == nil {
 		return nil, errors.New("ratelimit: New: nil store")
@@ -92,10 +97,14 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	for _, p := range c.policies {
 		c.ownKeys = c.ownKeys || p.Key != nil
 	}
+	var l *Limiter
+	if err := c.defaultFallback(isLocal(store), func() time.Time { return l.now() }); err != nil {
+		return nil, err
+	}
 	if c.ownKeys && !isLocal(store) && c.keySecret == nil && !c.plainKeys {
 		return nil, configError("ratelimit: New: ", errNeedKeySecret)
 	}
-	l := &Limiter{
+	l = &Limiter{
 		store:      store,
 		name:       "default",
 		keyFunc:    c.keyFunc,

@@ -23,6 +23,7 @@ type config struct {
 	deny       http.Handler // nil: 429 Too Many Requests in text/plain
 	onError    func(*http.Request, error)
 	failClosed bool
+	failOpen   bool // WithFailOpen
 	skip       func(*http.Request) bool
 	headers    HeaderStyle
 	policies   []Policy // from WithPolicy
@@ -30,7 +31,7 @@ type config struct {
 	breaker    *Breaker
 	denyKeys   int
 	fallback   Store
-	instances  int
+	instances  int // WithFallback's or WithInstances'; 0 when neither
 	observer   Observer
 	dryRun     bool
 	keySecret  []byte                // WithKeySecret
@@ -106,10 +107,32 @@ func WithErrorHandler(f func(r *http.Request, err error)) Option {
 	}
 }
 
-// WithFailClosed answers 503 Service Unavailable when the store fails. By
-// default the limiter fails open: the request passes.
+// WithFailClosed answers 503 Service Unavailable when the store fails
+// (with [WithFallback], when the fallback fails too). The default on a
+// store that is not [Local] is a local fallback (see [New]); on a Local
+// store, which fails only on a request's own deadline, it is to fail open.
 func WithFailClosed() Option {
-	return func(c *config) error { c.failClosed = true; return nil }
+	return func(c *config) error {
+		if c.failOpen {
+			return errors.New("ratelimit: WithFailClosed and WithFailOpen both given")
+		}
+		c.failClosed = true
+		return nil
+	}
+}
+
+// WithFailOpen lets a request pass when the store fails (with
+// [WithFallback], when the fallback fails too): an outage of the store
+// switches the limits off. Without it, a limiter on a store that is not
+// [Local] falls back to a local store of its own (see [New]).
+func WithFailOpen() Option {
+	return func(c *config) error {
+		if c.failClosed {
+			return errors.New("ratelimit: WithFailOpen and WithFailClosed both given")
+		}
+		c.failOpen = true
+		return nil
+	}
 }
 
 // WithSkip exempts the requests for which skip returns true, such as health

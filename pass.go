@@ -249,8 +249,7 @@ func (l *Limiter) record(ctx context.Context, p *pass, now time.Time, latency ti
 		}
 	}
 	o := l.summarize(p, outcome{latency: latency})
-	if l.debts != nil {
-		l.lastAnswer.Store(l.now().UnixNano())
+	if l.debts != nil { // settle noted when the store answered
 		if o.res.Allowed {
 			for i, t := range p.takes {
 				l.debts.paid(t.Key, p.owed[i])

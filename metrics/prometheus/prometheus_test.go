@@ -29,7 +29,7 @@ func TestMetricsCountKnownTraffic(t *testing.T) {
 	flaky := &flakyStore{}
 	flaky.down.Store(true)
 	remote := newLimiter(t, flaky, ratelimit.PerMinute(10),
-		ratelimit.WithName("remote"), ratelimit.WithObserver(m.Observer()),
+		ratelimit.WithName("remote"), ratelimit.WithFailOpen(), ratelimit.WithObserver(m.Observer()),
 		ratelimit.WithBreaker(ratelimit.NewBreaker(1, time.Hour)), ratelimit.WithErrorHandler(quiet))
 
 	wantCodes(t, "api", serve(api, 15), map[int]int{200: 10, 429: 5})
@@ -98,7 +98,7 @@ func testBreakerGaugeFollowsTheBreaker(t *testing.T) {
 	reg, m := newMetrics(t)
 	flaky := &flakyStore{}
 	l := newLimiter(t, flaky, ratelimit.PerMinute(10),
-		ratelimit.WithName("remote"), ratelimit.WithObserver(m.Observer()),
+		ratelimit.WithName("remote"), ratelimit.WithFailOpen(), ratelimit.WithObserver(m.Observer()),
 		ratelimit.WithBreaker(ratelimit.NewBreaker(1, time.Minute)), ratelimit.WithErrorHandler(quiet))
 
 	gauge := func() string {
@@ -159,7 +159,7 @@ func TestFallbackDecisionsAreCountedBySource(t *testing.T) {
 	local := memory.New()
 	defer local.Close()
 	l := newLimiter(t, flaky, ratelimit.PerMinute(10),
-		ratelimit.WithName("remote"), ratelimit.WithObserver(m.Observer()),
+		ratelimit.WithName("remote"), ratelimit.WithFailOpen(), ratelimit.WithObserver(m.Observer()),
 		ratelimit.WithBreaker(nil), ratelimit.WithFallback(local, 1), ratelimit.WithErrorHandler(quiet))
 	wantCodes(t, "remote", serve(l, 12), map[int]int{200: 10, 429: 2})
 

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -30,7 +29,8 @@ import (
 type batcher struct {
 	mu      sync.Mutex
 	queue   []*pending
-	senders int // calls in flight, or being formed
+	senders int           // calls in flight, or being formed
+	took    time.Duration // how long recent calls took, smoothed
 }
 
 const (
@@ -47,8 +47,14 @@ const (
 
 // ErrBusy is returned, at once, for a decision that finds too many others
 // waiting for the same Redis node: Redis is not keeping up, or not
-// answering.
-var ErrBusy = errors.New("ratelimit/redis: too many decisions waiting for Redis")
+// answering. It wraps [ratelimit.ErrNotSent]: the decision was never sent,
+// and a limiter does not count it against the store in its breaker.
+var ErrBusy = fmt.Errorf("ratelimit/redis: too many decisions waiting for Redis: %w", ratelimit.ErrNotSent)
+
+// errNotSent is the error of a queued decision that was not sent: its
+// caller gave up on it (ratelimit.Sending returned false), or its deadline
+// was too near for an answer in time.
+var errNotSent = fmt.Errorf("ratelimit/redis: not sent, its deadline would pass while queued for Redis: %w", ratelimit.ErrNotSent)
 
 // pending is one decision on its way to Redis.
 type pending struct {
@@ -168,6 +174,7 @@ func (s *Store) decide(b *batcher, p *pending) (ratelimit.Result, error) {
 	p.queued = true
 	b.queue = append(b.queue, p)
 	b.mu.Unlock()
+	ratelimit.Queued(p.ctx) // a limiter whose budget ends first sheds it
 
 	select {
 	case <-p.wake:
@@ -176,7 +183,7 @@ func (s *Store) decide(b *batcher, p *pending) (ratelimit.Result, error) {
 		if p.queued {
 			b.remove(p)
 			b.mu.Unlock()
-			return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: not sent, the queue for Redis was still full: %w", p.ctx.Err())
+			return ratelimit.Result{}, fmt.Errorf("ratelimit/redis: not sent, the queue for Redis was still full: %w: %w", ratelimit.ErrNotSent, p.ctx.Err())
 		}
 		b.mu.Unlock()
 		// Taken into a batch: sent, or about to be sent by this goroutine.
@@ -195,28 +202,66 @@ func (s *Store) decide(b *batcher, p *pending) (ratelimit.Result, error) {
 // others, then hands the next batch from the queue, if any, to its first
 // decision's caller.
 func (s *Store) lead(b *batcher, batch []*pending) {
+	start := time.Now()
 	s.send(batch)
+	took := time.Since(start)
 	for _, p := range batch[1:] {
 		p.wake <- struct{}{}
 	}
 	b.mu.Lock()
-	k := batchLen(b.queue)
-	if k == 0 {
+	if b.took == 0 {
+		b.took = took
+	}
+	b.took = (3*b.took + took) / 4
+	next := b.takeBatch(time.Now())
+	if next == nil {
 		b.senders--
 		b.mu.Unlock()
 		return
 	}
-	next := make([]*pending, k)
-	copy(next, b.queue)
-	n := copy(b.queue, b.queue[k:])
-	clear(b.queue[n:])
-	b.queue = b.queue[:n]
-	for _, p := range next {
-		p.queued = false
-	}
 	next[0].lead = next
 	next[0].wake <- struct{}{}
 	b.mu.Unlock()
+}
+
+// takeBatch takes the next batch out of the queue at now: the oldest
+// decisions, up to maxBatch takes, but for those that are not to be sent,
+// which are woken with errNotSent (load shedding): those whose limiter
+// gave up on them while they waited (ratelimit.Sending is false), and
+// those whose deadline is nearer than recent calls took, which would
+// reach Redis too late to be answered in time (when all are, no call is
+// left in flight, and the next decision is sent at once: calls go on and
+// tell how long they take). nil when none is left. b.mu is held.
+func (b *batcher) takeBatch(now time.Time) []*pending {
+	for {
+		k := batchLen(b.queue)
+		if k == 0 {
+			return nil
+		}
+		next := make([]*pending, 0, k)
+		for _, p := range b.queue[:k] {
+			p.queued = false
+			if !b.tooLate(p, now) && ratelimit.Sending(p.ctx) {
+				next = append(next, p)
+				continue
+			}
+			p.err = errNotSent
+			p.wake <- struct{}{}
+		}
+		n := copy(b.queue, b.queue[k:])
+		clear(b.queue[n:])
+		b.queue = b.queue[:n]
+		if len(next) > 0 {
+			return next
+		}
+	}
+}
+
+// tooLate reports whether p's deadline is nearer than recent calls took;
+// b.mu is held.
+func (b *batcher) tooLate(p *pending, now time.Time) bool {
+	d, ok := p.ctx.Deadline()
+	return ok && d.Sub(now) < b.took
 }
 
 // batchLen is the number of queued decisions, from the oldest, that the

@@ -45,7 +45,7 @@ func stoppedRedis(t *testing.T, p *redisProc, client *goredis.Client, readsAll b
 		opts   []ratelimit.Option
 		during []int // the statuses requests may get while Redis is stopped
 	}{
-		{"fail-open", nil, []int{http.StatusOK}},
+		{"fail-open", []ratelimit.Option{ratelimit.WithFailOpen()}, []int{http.StatusOK}},
 		{"fail-closed", []ratelimit.Option{ratelimit.WithFailClosed()}, []int{http.StatusServiceUnavailable}},
 		// 1,000 instances: a share of 100 tokens, so the share shows.
 		{"fallback", []ratelimit.Option{ratelimit.WithFallback(fallback, 1000)}, []int{http.StatusOK, http.StatusTooManyRequests}},

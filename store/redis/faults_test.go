@@ -107,7 +107,7 @@ func TestFaultDebugSleep(t *testing.T) {
 	store := redisstore.New(defaultClient(t, p.Addr()))
 	rec, ta := &recordingStore{inner: store}, &tally{}
 	var told atomic.Int64
-	l := faultLimiter(t, rec, bigBudget, ta, countErrors(&told))
+	l := faultLimiter(t, rec, bigBudget, ta, countErrors(&told), ratelimit.WithFailOpen())
 	h := l.Handler(okHandler)
 	request(h, "hot", -1) // loads the script
 
@@ -234,7 +234,7 @@ func TestFaultOutOfMemory(t *testing.T) {
 	logs := captureSlog(t)
 	store := redisstore.New(defaultClient(t, p.Addr()))
 	rec, ta := &recordingStore{inner: store}, &tally{}
-	l := faultLimiter(t, rec, bigBudget, ta) // the default error handler: slog, throttled
+	l := faultLimiter(t, rec, bigBudget, ta, ratelimit.WithFailOpen()) // the default error handler: slog, throttled
 	h := l.Handler(okHandler)
 	request(h, "hot", -1) // loads the script
 

@@ -1,0 +1,81 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+)
+
+// ErrNotSent reports a decision that a store held in a queue and never
+// sent, because its time budget ended first or the queue was full: the
+// store is busy, not failing. The failure policy answers the request, but
+// the [Breaker] does not count it against the store (load shedding): a
+// flood that queues decisions behind a slow store fails only the decisions
+// that could not be sent, and never switches the limits off for everyone.
+// A decision that was sent and not answered in time is a failure
+// ([ErrTimeout]). Errors of the limiter that wrap ErrNotSent also wrap
+// ErrTimeout.
+var ErrNotSent = errors.New("ratelimit: not sent to the store within its time budget")
+
+// The states of a decision on its way to a store within a budget.
+const (
+	sendPending   int32 = iota // the call has not reached the store yet
+	sendEntered                // in the store, which said nothing: a timeout counts as a failure
+	sendQueued                 // Queued: waiting in the store's queue
+	sendSent                   // Sending returned true
+	sendAbandoned              // the budget ended first: never to be sent
+)
+
+// sendMark is the state of one decision within a budget; within puts it in
+// the call's context.
+type sendMark struct{ state atomic.Int32 }
+
+type sendMarkKey struct{}
+
+func markOf(ctx context.Context) *sendMark {
+	m, _ := ctx.Value(sendMarkKey{}).(*sendMark)
+	return m
+}
+
+// Queued tells the limiter that asked for the decision of ctx that the
+// store holds it in a queue, not yet sent, such as a decision waiting for
+// a batch (store/redis's group commit). If the decision's time budget
+// ends before [Sending] is called, the limiter answers it by its failure
+// policy as [ErrNotSent], without counting it against the store. A context
+// of no limiter's budget ignores it.
+func Queued(ctx context.Context) {
+	if m := markOf(ctx); m != nil {
+		m.state.CompareAndSwap(sendEntered, sendQueued)
+	}
+}
+
+// Sending tells the limiter that asked for the decision of ctx that the
+// store is about to send it: from then on, a decision that is not answered
+// within its budget counts against the store. It returns false if the
+// budget ended while the decision was [Queued]: the store must then not
+// send it, and returns an error that wraps [ErrNotSent]. It returns true
+// for a context of no limiter's budget. A store calls it at most once per
+// decision, as it leaves the queue to be sent, or before a decision it
+// sends at once; a decision whose context ended while queued is dropped
+// with an error that wraps ErrNotSent, without calling Sending.
+func Sending(ctx context.Context) bool {
+	m := markOf(ctx)
+	if m == nil {
+		return true
+	}
+	return m.state.CompareAndSwap(sendQueued, sendSent) || m.state.CompareAndSwap(sendEntered, sendSent)
+}
+
+// enter lets the call reach the store, unless its budget ended before:
+// under CPU starvation its goroutine may start late, and then never calls
+// the store.
+func (m *sendMark) enter() bool {
+	return m.state.CompareAndSwap(sendPending, sendEntered)
+}
+
+// abandon ends the wait for a decision whose budget ended: true if it had
+// not reached the store or the store still held it queued: it is then
+// never sent.
+func (m *sendMark) abandon() bool {
+	return m.state.CompareAndSwap(sendPending, sendAbandoned) || m.state.CompareAndSwap(sendQueued, sendAbandoned)
+}
