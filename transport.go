@@ -164,7 +164,7 @@ func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) {
 		n := min(capacity, max(1, int((d-booked).Seconds()*perSecond+0.5)))
 		p.op, p.maxWait = book, MaxPeriod
 		o := l.run(ctx, n, p)
-		if o.end == undecided {
+		if o.err != nil && (o.end == undecided || o.end == decided) { // failed, or the fallback decided
 			l.onError(nil, o.err)
 		}
 		if o.end != decided || !o.res.Allowed || o.source != FromStore {

@@ -76,14 +76,15 @@ func TestShapingIsObserved(t *testing.T) {
 	})
 }
 
-// TestWaitBehindOpenBreaker: once the breaker opens, Wait fails at once
-// without calling the store, and tells the error handler.
+// TestWaitBehindOpenBreaker: without a fallback (WithFailOpen), once the
+// breaker opens, Wait fails at once without calling the store, and tells
+// the error handler.
 func TestWaitBehindOpenBreaker(t *testing.T) {
 	mem := memory.New()
 	defer mem.Close()
 	flaky := &switchStore{Store: mem}
 	var told []error
-	l, err := ratelimit.New(flaky, ratelimit.PerSecond(10), ratelimit.WithPlainKeys(),
+	l, err := ratelimit.New(flaky, ratelimit.PerSecond(10), ratelimit.WithPlainKeys(), ratelimit.WithFailOpen(),
 		ratelimit.WithBreaker(ratelimit.NewBreaker(2, time.Hour)),
 		ratelimit.WithErrorHandler(func(_ *http.Request, err error) { told = append(told, err) }))
 	if err != nil {
