@@ -12,9 +12,12 @@ import (
 const DefaultDenyCacheKeys = 65_536
 
 // WithDenyCache sets how many denied keys the limiter remembers locally:
-// once the store denies a key a request of cost n with RetryAfter d, the
-// limiter denies that key's requests of cost n or more itself until d has
-// passed, with the same headers, without asking the store. This is exact:
+// once the store denies a key a request of cost n under a limit with
+// RetryAfter d, the limiter denies that key's requests of cost n or more
+// under that same limit itself until d has passed, with the same headers,
+// without asking the store. A request under another limit (another plan,
+// another answer of a LimitFunc: an upgrade) asks the store, so a change
+// of limit takes effect on the next request. This is exact:
 // other app servers can only take tokens from the key, never give any back,
 // so the store would deny them too. A take that empties a token bucket or
 // a fixed window is remembered the same way, until its next token. A flooding client so costs the store
@@ -53,8 +56,10 @@ type denyShard struct {
 	_   [40]byte // keep the locks on separate cache lines
 }
 
-// denial is a store's denial of a request of cost n at a given instant.
+// denial is a store's denial of a request of cost n under limit at a
+// given instant.
 type denial struct {
+	limit Limit // the limit it was decided under: it holds for no other
 	n     int
 	until time.Time // the instant the same request could pass
 	reset time.Time // the instant the key would be full again
@@ -73,14 +78,16 @@ func (c *denyCache) shard(key string) *denyShard {
 	return &c.shards[maphash.String(c.seed, key)%denyShards]
 }
 
-// get returns the denial of a request of cost n on key at now, if the
-// cache holds one that still applies.
+// get returns the denial of a request of cost n on key under limit at
+// now, if the cache holds one that still applies: one decided under a
+// limit that decides alike (a request under another, such as a plan's
+// after an upgrade, asks the store).
 func (c *denyCache) get(key string, limit Limit, n int, now time.Time) (Result, bool) {
 	sh := c.shard(key)
 	sh.mu.Lock()
 	d, ok := sh.m[key]
 	sh.mu.Unlock()
-	if !ok || n < d.n || !now.Before(d.until) {
+	if !ok || n < d.n || !now.Before(d.until) || !decidesAlike(d.limit, limit) {
 		return Result{}, false
 	}
 	retry := d.until.Sub(now)
@@ -101,14 +108,14 @@ func (c *denyCache) get(key string, limit Limit, n int, now time.Time) (Result, 
 	}, true
 }
 
-// put remembers res, the denial of a request of cost n on key by a store
-// called at sent: the store decided after sent, so the wait counted from
-// sent never outlasts the true one.
+// put remembers res, the denial of a request of cost n on key under
+// res.Limit by a store called at sent: the store decided after sent, so
+// the wait counted from sent never outlasts the true one.
 func (c *denyCache) put(key string, n int, sent time.Time, res Result) {
 	if res.Allowed || res.RetryAfter <= 0 {
 		return
 	}
-	d := denial{n: n, until: sent.Add(res.RetryAfter), reset: sent.Add(res.ResetAfter), left: res.Remaining}
+	d := denial{limit: res.Limit, n: n, until: sent.Add(res.RetryAfter), reset: sent.Add(res.ResetAfter), left: res.Remaining}
 	sh := c.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -197,4 +204,15 @@ func (sh *denyShard) makeRoom(now time.Time) {
 		delete(sh.m, k)
 		drop--
 	}
+}
+
+// decidesAlike reports whether limits a and b decide every request alike:
+// the same algorithm, rate, period, capacity and calendar, in zones of one
+// name (two loads of "Europe/Berlin" are one zone).
+func decidesAlike(a, b Limit) bool {
+	if a == b {
+		return true
+	}
+	return a.Algorithm == b.Algorithm && a.Rate == b.Rate && a.Period == b.Period &&
+		a.Capacity() == b.Capacity() && a.Calendar == b.Calendar && a.zoneName() == b.zoneName()
 }
