@@ -32,7 +32,7 @@ var overridePolicies = []struct {
 	policy func(limit func(int) ratelimit.Limit, sizes ...int) ratelimit.Policy
 }{
 	{"a LimitFunc", func(limit func(int) ratelimit.Limit, _ ...int) ratelimit.Policy {
-		return ratelimit.Policy{Name: "quota", LimitFunc: func(ctx context.Context) (ratelimit.Limit, error) {
+		return ratelimit.Policy{Name: "quota", Algorithm: limit(1).Algorithm, LimitFunc: func(ctx context.Context) (ratelimit.Limit, error) {
 			return limit(ctx.Value(requestLimitKey{}).(int)), nil
 		}}
 	}},

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,8 +18,11 @@ import (
 // returned, and RateLimit-Policy lists every policy of the limiter with
 // the limits of the request. Metrics label by the
 // policy only: limits are not a bounded set. A key keeps one budget when
-// its limit changes, as across [Plan]s. The header values of at most
-// maxFuncLimits distinct limits are kept; others are made per response.
+// its limit changes, as across [Plan]s, and so the limits a LimitFunc
+// returns must all be of the policy's [Policy.Algorithm] (TokenBucket
+// unless set): a limit of another is the request's error. The header
+// values of at most maxFuncLimits distinct limits are kept; others are
+// made per response.
 
 // maxFuncLimits bounds the header values a LimitFunc policy keeps.
 const maxFuncLimits = 1024
@@ -29,10 +33,25 @@ func (pol *policy) funcLimit(ctx context.Context) (Limit, int, error) {
 	if err == nil {
 		err = l.Validate()
 	}
+	if err == nil && l.Algorithm != pol.limit.Algorithm { // the placeholder's is the policy's
+		err = fmt.Errorf("a limit of %v, the policy counts with a %v (see Policy.Algorithm)", l, pol.limit.Algorithm)
+	}
 	if err != nil {
 		return Limit{}, -1, fmt.Errorf("%w: policy %q: LimitFunc: %w", ErrBadConfig, pol.name, err)
 	}
 	return l, -1, nil
+}
+
+// validateAlgorithm checks Policy.Algorithm of p: a valid algorithm, with
+// a LimitFunc; zero without.
+func validateAlgorithm(p Policy) error {
+	switch {
+	case p.LimitFunc == nil && p.Algorithm != TokenBucket:
+		return errors.New("a policy's Algorithm is that of its LimitFunc's limits: leave it zero without one (a Limit or a Plan names its own)")
+	case p.Algorithm < TokenBucket || p.Algorithm > SlidingLog:
+		return fmt.Errorf("unknown algorithm %v", p.Algorithm)
+	}
+	return nil
 }
 
 // funcHeaderValues returns the header values of limit l of a LimitFunc
