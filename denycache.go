@@ -40,10 +40,37 @@ func WithDenyCache(maxKeys int) Option {
 	}
 }
 
+// DefaultDenyCacheMaxAge is how long a limiter's deny cache answers for a
+// denial before asking the store again, unless [WithDenyCacheMaxAge] says
+// otherwise.
+const DefaultDenyCacheMaxAge = 10 * time.Second
+
+// WithDenyCacheMaxAge sets how long the deny cache answers for a denial
+// before it asks the store again, even when the denial's RetryAfter is
+// longer (a daily quota's midnight, a block of 15 minutes): the longest a
+// key's budget given back elsewhere ([Limiter.Reset] on another app
+// server, support lifting a block) goes unseen here. An app server that
+// cached a denial of a key serves the key again at most maxAge after a
+// Reset made on another; the one that made it, at once. The cost is one
+// store call per maxAge per denied key that keeps asking, per app server.
+// The default is [DefaultDenyCacheMaxAge]; 0 keeps every denial for its
+// whole RetryAfter (a reset elsewhere is then seen once that wait is
+// over), and a negative maxAge is an error.
+func WithDenyCacheMaxAge(maxAge time.Duration) Option {
+	return func(c *config) error {
+		if maxAge < 0 {
+			return fmt.Errorf("ratelimit: WithDenyCacheMaxAge(%v): negative", maxAge)
+		}
+		c.denyMaxAge = maxAge
+		return nil
+	}
+}
+
 // denyCache remembers recent denials per key, sharded so that concurrent
 // requests rarely wait on one another.
 type denyCache struct {
 	seed   maphash.Seed
+	maxAge time.Duration // how long a denial is answered for; 0: its RetryAfter
 	shards [denyShards]denyShard
 }
 
@@ -62,12 +89,13 @@ type denial struct {
 	limit Limit // the limit it was decided under: it holds for no other
 	n     int
 	until time.Time // the instant the same request could pass
+	fresh time.Time // until then the cache answers for it: until, or sooner (maxAge)
 	reset time.Time // the instant the key would be full again
 	left  int       // Remaining at the denial
 }
 
-func newDenyCache(maxKeys int) *denyCache {
-	c := &denyCache{seed: maphash.MakeSeed()}
+func newDenyCache(maxKeys int, maxAge time.Duration) *denyCache {
+	c := &denyCache{seed: maphash.MakeSeed(), maxAge: maxAge}
 	for i := range c.shards {
 		c.shards[i].max = max(1, maxKeys/denyShards)
 	}
@@ -87,7 +115,7 @@ func (c *denyCache) get(key string, limit Limit, n int, now time.Time) (Result, 
 	sh.mu.Lock()
 	d, ok := sh.m[key]
 	sh.mu.Unlock()
-	if !ok || n < d.n || !now.Before(d.until) || !decidesAlike(d.limit, limit) {
+	if !ok || n < d.n || !now.Before(d.fresh) || !decidesAlike(d.limit, limit) {
 		return Result{}, false
 	}
 	retry := d.until.Sub(now)
@@ -116,6 +144,10 @@ func (c *denyCache) put(key string, n int, sent time.Time, res Result) {
 		return
 	}
 	d := denial{limit: res.Limit, n: n, until: sent.Add(res.RetryAfter), reset: sent.Add(res.ResetAfter), left: res.Remaining}
+	d.fresh = d.until
+	if c.maxAge > 0 && c.maxAge < res.RetryAfter {
+		d.fresh = sent.Add(c.maxAge)
+	}
 	sh := c.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -189,7 +221,7 @@ func (c *denyCache) forget(key string) {
 // store call.
 func (sh *denyShard) makeRoom(now time.Time) {
 	for k, d := range sh.m {
-		if !now.Before(d.until) {
+		if !now.Before(d.fresh) {
 			delete(sh.m, k)
 		}
 	}

@@ -78,7 +78,7 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	if err := limit.Validate(); err != nil {
 		return nil, fmt.Errorf("ratelimit: New: %w", err)
 	}
-	c := config{keyFunc: KeyByIP()}
+	c := config{keyFunc: KeyByIP(), denyMaxAge: DefaultDenyCacheMaxAge}
 	if !isLocal(store) {
 		c.timeout = DefaultTimeout
 		c.breaker = NewBreaker(DefaultBreakerFailures, DefaultBreakerCoolDown)
@@ -133,7 +133,7 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	}
 	l.shaper = newShaper(store, l.policies, c.maxDelay)
 	if c.denyKeys > 0 {
-		l.denies = newDenyCache(c.denyKeys)
+		l.denies = newDenyCache(c.denyKeys, c.denyMaxAge)
 	}
 	if l.fallback != nil || c.charges {
 		l.debts = newDebtLedger(DefaultDenyCacheKeys)

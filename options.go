@@ -28,6 +28,7 @@ type config struct {
 	timeout    time.Duration
 	breaker    *Breaker
 	denyKeys   int
+	denyMaxAge time.Duration // WithDenyCacheMaxAge
 	fallback   Store
 	instances  int
 	observer   Observer

@@ -28,9 +28,10 @@ var ErrNoReset = errors.New("ratelimit: the store cannot reset a key (see Resett
 // Reset needs no request and no context naming a plan or a customer.
 // key is the client key, as
 // [Limiter.AllowN] takes it (the limiter hashes and namespaces it the same
-// way). Other app servers ask the reset store once their deny cache
-// entry for the key has run out (at most its RetryAfter, the block's
-// duration for a blocked key). A store that does not implement
+// way). The app server that calls Reset serves the key again at once;
+// another whose deny cache holds a denial of the key serves it again at
+// most its cache's max age later ([WithDenyCacheMaxAge]: 10 s by
+// default), asking the store then. A store that does not implement
 // [Resetter] makes Reset fail with [ErrNoReset].
 func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if key == "" {
