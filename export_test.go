@@ -39,3 +39,16 @@ func (l *Limiter) Check(r *http.Request) (Result, error) {
 
 // SetClock makes l read its clock (deny cache, breaker, blocks) from now.
 func SetClock(l *Limiter, now func() time.Time) { l.now = now }
+
+// FuncValuesLen returns how many limits' header values policy i of l keeps.
+func FuncValuesLen(l *Limiter, i int) int {
+	c := l.policies[i].funcValues
+	n := 0
+	for j := range c.shards {
+		sh := &c.shards[j]
+		sh.mu.RLock()
+		n += len(sh.m)
+		sh.mu.RUnlock()
+	}
+	return n
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 )
 
@@ -90,10 +89,9 @@ type policy struct {
 	alone  []string  // {name}: the violated policies when it alone denies
 	plans  []planned // Policy.Plans; nil without (plans.go)
 	// limitFunc is Policy.LimitFunc, and funcValues the header values of
-	// the limits it returned (limitfunc.go).
+	// the limits it returned (limitfunc.go, funcvalues.go).
 	limitFunc  func(context.Context) (Limit, error)
-	funcValues *sync.Map
-	funcCount  *atomic.Int64
+	funcValues *funcValues
 	blocks     *keyCache // the store keys of WithBlock's blocks (block.go)
 }
 
@@ -137,7 +135,7 @@ func (l *Limiter) setPolicies(limit Limit, extra []Policy) error {
 		if i > 0 && extra[i-1].LimitFunc != nil {
 			// A placeholder for String and Policies, of the policy's algorithm.
 			p.limitFunc, p.limit = extra[i-1].LimitFunc, PerSecond(1).WithAlgorithm(extra[i-1].Algorithm)
-			p.funcValues, p.funcCount = new(sync.Map), new(atomic.Int64)
+			p.funcValues = newFuncValues(p.name)
 			l.funcPolicies = true
 			if l.funcLists == nil {
 				l.funcLists = new([policyListsSize]atomic.Pointer[policyList])
@@ -161,6 +159,7 @@ func (l *Limiter) setPolicies(limit Limit, extra []Policy) error {
 		l.allNames = []string{strings.Join(all, ", ")}
 	}
 	l.setPlanLists()
+	l.setFuncLists() // funcvalues.go
 	return nil
 }
 
