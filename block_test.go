@@ -79,10 +79,10 @@ func TestBlockIsFleetWide(t *testing.T) {
 
 // TestBlockStoreCalls: with a block, a decision is still one store call,
 // and a denial that starts a block one more; a blocked key's requests are
-// answered by the deny cache.
+// answered by the deny cache (for the whole block without a max age).
 func TestBlockStoreCalls(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	ls, store := fleet(t, clock, 1, ratelimit.PerMinute(2), ratelimit.WithBlock(time.Hour))
+	ls, store := fleet(t, clock, 1, ratelimit.PerMinute(2), ratelimit.WithBlock(time.Hour), ratelimit.WithDenyCacheMaxAge(0))
 	l := ls[0]
 	allowed(t, l, "acct", true)
 	allowed(t, l, "acct", true)

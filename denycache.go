@@ -12,9 +12,12 @@ import (
 const DefaultDenyCacheKeys = 65_536
 
 // WithDenyCache sets how many denied keys the limiter remembers locally:
-// once the store denies a key a request of cost n with RetryAfter d, the
-// limiter denies that key's requests of cost n or more itself until d has
-// passed, with the same headers, without asking the store. This is exact:
+// once the store denies a key a request of cost n under a limit with
+// RetryAfter d, the limiter denies that key's requests of cost n or more
+// under that same limit itself until d has passed, with the same headers,
+// without asking the store. A request under another limit (another plan,
+// another answer of a LimitFunc: an upgrade) asks the store, so a change
+// of limit takes effect on the next request. This is exact:
 // other app servers can only take tokens from the key, never give any back,
 // so the store would deny them too. A take that empties a token bucket or
 // a fixed window is remembered the same way, until its next token. A flooding client so costs the store
@@ -37,10 +40,37 @@ func WithDenyCache(maxKeys int) Option {
 	}
 }
 
+// DefaultDenyCacheMaxAge is how long a limiter's deny cache answers for a
+// denial before asking the store again, unless [WithDenyCacheMaxAge] says
+// otherwise.
+const DefaultDenyCacheMaxAge = 10 * time.Second
+
+// WithDenyCacheMaxAge sets how long the deny cache answers for a denial
+// before it asks the store again, even when the denial's RetryAfter is
+// longer (a daily quota's midnight, a block of 15 minutes): the longest a
+// key's budget given back elsewhere ([Limiter.Reset] on another app
+// server, support lifting a block) goes unseen here. An app server that
+// cached a denial of a key serves the key again at most maxAge after a
+// Reset made on another; the one that made it, at once. The cost is one
+// store call per maxAge per denied key that keeps asking, per app server.
+// The default is [DefaultDenyCacheMaxAge]; 0 keeps every denial for its
+// whole RetryAfter (a reset elsewhere is then seen once that wait is
+// over), and a negative maxAge is an error.
+func WithDenyCacheMaxAge(maxAge time.Duration) Option {
+	return func(c *config) error {
+		if maxAge < 0 {
+			return fmt.Errorf("ratelimit: WithDenyCacheMaxAge(%v): negative", maxAge)
+		}
+		c.denyMaxAge = maxAge
+		return nil
+	}
+}
+
 // denyCache remembers recent denials per key, sharded so that concurrent
 // requests rarely wait on one another.
 type denyCache struct {
 	seed   maphash.Seed
+	maxAge time.Duration // how long a denial is answered for; 0: its RetryAfter
 	shards [denyShards]denyShard
 }
 
@@ -53,16 +83,19 @@ type denyShard struct {
 	_   [40]byte // keep the locks on separate cache lines
 }
 
-// denial is a store's denial of a request of cost n at a given instant.
+// denial is a store's denial of a request of cost n under limit at a
+// given instant.
 type denial struct {
+	limit Limit // the limit it was decided under: it holds for no other
 	n     int
 	until time.Time // the instant the same request could pass
+	fresh time.Time // until then the cache answers for it: until, or sooner (maxAge)
 	reset time.Time // the instant the key would be full again
 	left  int       // Remaining at the denial
 }
 
-func newDenyCache(maxKeys int) *denyCache {
-	c := &denyCache{seed: maphash.MakeSeed()}
+func newDenyCache(maxKeys int, maxAge time.Duration) *denyCache {
+	c := &denyCache{seed: maphash.MakeSeed(), maxAge: maxAge}
 	for i := range c.shards {
 		c.shards[i].max = max(1, maxKeys/denyShards)
 	}
@@ -73,14 +106,16 @@ func (c *denyCache) shard(key string) *denyShard {
 	return &c.shards[maphash.String(c.seed, key)%denyShards]
 }
 
-// get returns the denial of a request of cost n on key at now, if the
-// cache holds one that still applies.
+// get returns the denial of a request of cost n on key under limit at
+// now, if the cache holds one that still applies: one decided under a
+// limit that decides alike (a request under another, such as a plan's
+// after an upgrade, asks the store).
 func (c *denyCache) get(key string, limit Limit, n int, now time.Time) (Result, bool) {
 	sh := c.shard(key)
 	sh.mu.Lock()
 	d, ok := sh.m[key]
 	sh.mu.Unlock()
-	if !ok || n < d.n || !now.Before(d.until) {
+	if !ok || n < d.n || !now.Before(d.fresh) || !decidesAlike(d.limit, limit) {
 		return Result{}, false
 	}
 	retry := d.until.Sub(now)
@@ -101,14 +136,18 @@ func (c *denyCache) get(key string, limit Limit, n int, now time.Time) (Result, 
 	}, true
 }
 
-// put remembers res, the denial of a request of cost n on key by a store
-// called at sent: the store decided after sent, so the wait counted from
-// sent never outlasts the true one.
+// put remembers res, the denial of a request of cost n on key under
+// res.Limit by a store called at sent: the store decided after sent, so
+// the wait counted from sent never outlasts the true one.
 func (c *denyCache) put(key string, n int, sent time.Time, res Result) {
 	if res.Allowed || res.RetryAfter <= 0 {
 		return
 	}
-	d := denial{n: n, until: sent.Add(res.RetryAfter), reset: sent.Add(res.ResetAfter), left: res.Remaining}
+	d := denial{limit: res.Limit, n: n, until: sent.Add(res.RetryAfter), reset: sent.Add(res.ResetAfter), left: res.Remaining}
+	d.fresh = d.until
+	if c.maxAge > 0 && c.maxAge < res.RetryAfter {
+		d.fresh = sent.Add(c.maxAge)
+	}
 	sh := c.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -182,7 +221,7 @@ func (c *denyCache) forget(key string) {
 // store call.
 func (sh *denyShard) makeRoom(now time.Time) {
 	for k, d := range sh.m {
-		if !now.Before(d.until) {
+		if !now.Before(d.fresh) {
 			delete(sh.m, k)
 		}
 	}
@@ -197,4 +236,15 @@ func (sh *denyShard) makeRoom(now time.Time) {
 		delete(sh.m, k)
 		drop--
 	}
+}
+
+// decidesAlike reports whether limits a and b decide every request alike:
+// the same algorithm, rate, period, capacity and calendar, in zones of one
+// name (two loads of "Europe/Berlin" are one zone).
+func decidesAlike(a, b Limit) bool {
+	if a == b {
+		return true
+	}
+	return a.Algorithm == b.Algorithm && a.Rate == b.Rate && a.Period == b.Period &&
+		a.Capacity() == b.Capacity() && a.Calendar == b.Calendar && a.zoneName() == b.zoneName()
 }

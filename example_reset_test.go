@@ -65,3 +65,15 @@ func ExampleResetter() {
 	fmt.Println(ok)
 	// Output: true
 }
+
+func ExampleWithDenyCacheMaxAge() {
+	// Support resets customers from any app server: every other app server
+	// serves a reset customer again within 2 s (10 s by default), at one
+	// store call per 2 s per denied key that keeps asking.
+	store := memory.New()
+	defer store.Close()
+	api, err := ratelimit.New(store, ratelimit.PerDay(1000, nil), ratelimit.WithName("api"),
+		ratelimit.WithDenyCache(ratelimit.DefaultDenyCacheKeys), ratelimit.WithDenyCacheMaxAge(2*time.Second))
+	fmt.Println(api, err)
+	// Output: api: 1000 per day (UTC) <nil>
+}

@@ -55,3 +55,16 @@ func LocalStoreLen(s Store) int {
 	}
 	return n
 }
+
+// FuncValuesLen returns how many limits' header values policy i of l keeps.
+func FuncValuesLen(l *Limiter, i int) int {
+	c := l.policies[i].funcValues
+	n := 0
+	for j := range c.shards {
+		sh := &c.shards[j]
+		sh.mu.RLock()
+		n += len(sh.m)
+		sh.mu.RUnlock()
+	}
+	return n
+}

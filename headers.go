@@ -55,6 +55,7 @@ type headerValues struct {
 	numbers [][]string                                          // numbers[i] is {"i"}
 	recent  *[rateLimitCacheSize]atomic.Pointer[rateLimitValue] // RateLimit values made lately
 	id      uint64                                              // unique to these values (limitfunc.go)
+	list    []string                                            // RateLimit-Policy of every policy, for a LimitFunc's limit (funcvalues.go)
 }
 
 const rateLimitCacheSize = 1024 // a power of two

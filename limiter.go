@@ -83,7 +83,7 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	if err := limit.Validate(); err != nil {
 		return nil, configError("ratelimit: New: ", err)
 	}
-	c := config{keyFunc: KeyByIP()}
+	c := config{keyFunc: KeyByIP(), denyMaxAge: DefaultDenyCacheMaxAge}
 	if !isLocal(store) {
 		c.timeout = DefaultTimeout
 		c.breaker = NewBreaker(DefaultBreakerFailures, DefaultBreakerCoolDown)
@@ -142,7 +142,7 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	}
 	l.maxDelay, l.booker = c.maxDelay, booker(store, l.policies, c.blockFor > 0)
 	if c.denyKeys > 0 {
-		l.denies = newDenyCache(c.denyKeys)
+		l.denies = newDenyCache(c.denyKeys, c.denyMaxAge)
 	}
 	if l.fallback != nil || c.charges {
 		l.debts = newDebtLedger(DefaultDenyCacheKeys)

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,11 +18,11 @@ import (
 // returned, and RateLimit-Policy lists every policy of the limiter with
 // the limits of the request. Metrics label by the
 // policy only: limits are not a bounded set. A key keeps one budget when
-// its limit changes, as across [Plan]s. The header values of at most
-// maxFuncLimits distinct limits are kept; others are made per response.
-
-// maxFuncLimits bounds the header values a LimitFunc policy keeps.
-const maxFuncLimits = 1024
+// its limit changes, as across [Plan]s, and so the limits a LimitFunc
+// returns must all be of the policy's [Policy.Algorithm] (TokenBucket
+// unless set): a limit of another is the request's error. The header
+// values of up to maxFuncLimits distinct limits are kept (funcvalues.go),
+// so that many distinct limits cost a request no more than a few.
 
 // funcLimit returns the limit of a LimitFunc policy for ctx.
 func (pol *policy) funcLimit(ctx context.Context) (Limit, int, error) {
@@ -29,23 +30,31 @@ func (pol *policy) funcLimit(ctx context.Context) (Limit, int, error) {
 	if err == nil {
 		err = l.Validate()
 	}
+	if err == nil && l.Algorithm != pol.limit.Algorithm { // the placeholder's is the policy's
+		err = fmt.Errorf("a limit of %v, the policy counts with a %v (see Policy.Algorithm)", l, pol.limit.Algorithm)
+	}
 	if err != nil {
 		return Limit{}, -1, fmt.Errorf("%w: policy %q: LimitFunc: %w", ErrBadConfig, pol.name, err)
 	}
 	return l, -1, nil
 }
 
+// validateAlgorithm checks Policy.Algorithm of p: a valid algorithm, with
+// a LimitFunc; zero without.
+func validateAlgorithm(p Policy) error {
+	switch {
+	case p.LimitFunc == nil && p.Algorithm != TokenBucket:
+		return errors.New("a policy's Algorithm is that of its LimitFunc's limits: leave it zero without one (a Limit or a Plan names its own)")
+	case p.Algorithm < TokenBucket || p.Algorithm > SlidingLog:
+		return fmt.Errorf("unknown algorithm %v", p.Algorithm)
+	}
+	return nil
+}
+
 // funcHeaderValues returns the header values of limit l of a LimitFunc
-// policy, made once for each of the first maxFuncLimits limits.
+// policy, from its bounded cache (funcvalues.go).
 func (pol *policy) funcHeaderValues(l Limit) *headerValues {
-	if v, ok := pol.funcValues.Load(l); ok {
-		return v.(*headerValues)
-	}
-	v := newHeaderValues(pol.name, l)
-	if pol.funcCount.Add(1) <= maxFuncLimits {
-		pol.funcValues.Store(l, &v)
-	}
-	return &v
+	return pol.funcValues.get(l)
 }
 
 // policyList is a RateLimit-Policy value listing every policy, for the
@@ -58,9 +67,16 @@ type policyList struct {
 const policyListsSize = 256 // a power of two
 
 // funcPolicyList returns the RateLimit-Policy value that lists every policy
-// of a limiter with a LimitFunc policy, for the limits of p's takes: made
-// once for the combinations that recur, as a customer's do.
+// of a limiter with a LimitFunc policy, for the limits of p's takes: kept
+// in the header values of the limit when one LimitFunc policy alone
+// varies (funcvalues.go), else made once for the combinations that recur,
+// as a customer's do.
 func (l *Limiter) funcPolicyList(p *pass) []string {
+	for i := range l.policies {
+		if c := l.policies[i].funcValues; c != nil && c.listed {
+			return c.get(p.takes[i].Limit).list
+		}
+	}
 	var buf [16]uint64
 	ids := buf[:0]
 	h := uint64(14695981039346656037)

@@ -30,6 +30,7 @@ type config struct {
 	timeout    time.Duration
 	breaker    *Breaker
 	denyKeys   int
+	denyMaxAge time.Duration // WithDenyCacheMaxAge
 	fallback   Store
 	instances  int // WithFallback's or WithInstances'; 0 when neither
 	observer   Observer

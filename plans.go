@@ -19,6 +19,11 @@ import (
 // keeps its tokens (at most the new capacity) and refills at the new rate,
 // so an exhausted free key upgraded to pro waits one pro token's refill at
 // most. A downgrade never grants more than the new plan's capacity.
+//
+// The plans of one policy must therefore share one [Algorithm] (a store
+// keeps a key's budget under each algorithm apart, and a token bucket's
+// tokens are no window's count): [New] refuses a policy whose plans differ
+// in algorithm, naming them. Plans of other policies may use any.
 type Plan struct {
 	// Name names the plan in the context, and as "policy.plan" in
 	// RateLimit-Policy and in the metrics' policy label (bounded: plans
@@ -60,8 +65,8 @@ type planned struct {
 }
 
 // validatePlans checks the plans of policy p: at least one, each with a
-// good name, once, and a valid limit (plans may share one); and no Limit
-// of its own beside them.
+// good name, once, and a valid limit (plans may share one), all of one
+// algorithm; and no Limit of its own beside them.
 func validatePlans(p Policy) error {
 	if p.Limit != (Limit{}) {
 		return errors.New("a policy with plans takes its limits from them: leave Limit zero")
@@ -77,6 +82,9 @@ func validatePlans(p Policy) error {
 			if q.Name == pl.Name {
 				return fmt.Errorf("two plans named %q", pl.Name)
 			}
+		}
+		if first := p.Plans[0]; pl.Limit.Algorithm != first.Limit.Algorithm {
+			return fmt.Errorf("plan %q counts with a %v and plan %q with a %v: a key keeps one budget across plans only under one algorithm, so give every plan of a policy the same", first.Name, first.Limit.Algorithm, pl.Name, pl.Limit.Algorithm)
 		}
 	}
 	return nil

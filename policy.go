@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 )
 
@@ -28,8 +27,14 @@ type Policy struct {
 	Plans []Plan
 	// LimitFunc, if set, returns the policy's limit per request, for limits
 	// that live in a database (Limit and Plans must then be zero); see
-	// [Policy.LimitFunc]'s notes in plans.go.
+	// [Policy.LimitFunc]'s notes in limitfunc.go.
 	LimitFunc func(ctx context.Context) (Limit, error)
+	// Algorithm is, with a LimitFunc, the algorithm of every limit it
+	// returns: TokenBucket (the zero value) by default. A limit of another
+	// is the request's error, since a key keeps one budget across its
+	// limits only under one algorithm. Without a LimitFunc it must be
+	// zero: a Limit or a Plan names its own.
+	Algorithm Algorithm
 }
 
 // WithPolicy adds a policy to the limiter; see [Policy]. The limit given
@@ -44,6 +49,9 @@ func WithPolicy(p Policy) Option {
 	return func(c *config) error {
 		if !validName(p.Name) {
 			return fmt.Errorf("ratelimit: WithPolicy(%q): want a name of 1 to 64 letters, digits, '.', '_' or '-'", p.Name)
+		}
+		if err := validateAlgorithm(p); err != nil { // limitfunc.go
+			return fmt.Errorf("ratelimit: WithPolicy(%q): %w", p.Name, err)
 		}
 		if p.LimitFunc != nil {
 			if p.Limit != (Limit{}) || len(p.Plans) > 0 {
@@ -81,10 +89,9 @@ type policy struct {
 	alone  []string  // {name}: the violated policies when it alone denies
 	plans  []planned // Policy.Plans; nil without (plans.go)
 	// limitFunc is Policy.LimitFunc, and funcValues the header values of
-	// the limits it returned (limitfunc.go).
+	// the limits it returned (limitfunc.go, funcvalues.go).
 	limitFunc  func(context.Context) (Limit, error)
-	funcValues *sync.Map
-	funcCount  *atomic.Int64
+	funcValues *funcValues
 	blocks     *keyCache // the store keys of WithBlock's blocks (block.go)
 }
 
@@ -126,8 +133,9 @@ func (l *Limiter) setPolicies(limit Limit, extra []Policy) error {
 		p := &l.policies[i]
 		p.keys = newKeyCache()
 		if i > 0 && extra[i-1].LimitFunc != nil {
-			p.limitFunc, p.limit = extra[i-1].LimitFunc, PerSecond(1) // a placeholder for String and Policies
-			p.funcValues, p.funcCount = new(sync.Map), new(atomic.Int64)
+			// A placeholder for String and Policies, of the policy's algorithm.
+			p.limitFunc, p.limit = extra[i-1].LimitFunc, PerSecond(1).WithAlgorithm(extra[i-1].Algorithm)
+			p.funcValues = newFuncValues(p.name)
 			l.funcPolicies = true
 			if l.funcLists == nil {
 				l.funcLists = new([policyListsSize]atomic.Pointer[policyList])
@@ -151,6 +159,7 @@ func (l *Limiter) setPolicies(limit Limit, extra []Policy) error {
 		l.allNames = []string{strings.Join(all, ", ")}
 	}
 	l.setPlanLists()
+	l.setFuncLists() // funcvalues.go
 	return nil
 }
 

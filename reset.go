@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Resetter is implemented by stores that can reset one key's budget, as
@@ -21,11 +22,16 @@ var ErrNoReset = errors.New("ratelimit: the store cannot reset a key (see Resett
 // Reset makes key's budget full again under every policy of the limiter,
 // at once, for support ("unblock this customer"): in the store, with the
 // key's block ([WithBlock]), in the fallback store, and on this app server
-// its deny cache entries and fallback debt. key is the client key, as
+// its deny cache entries and fallback debt. It resets whatever limit a
+// request would choose: every plan's, and a [Policy.LimitFunc]'s (the
+// budget its limits share, under the policy's [Policy.Algorithm]), so
+// Reset needs no request and no context naming a plan or a customer.
+// key is the client key, as
 // [Limiter.AllowN] takes it (the limiter hashes and namespaces it the same
-// way). Other app servers ask the reset store once their deny cache
-// entry for the key has run out (at most its RetryAfter, the block's
-// duration for a blocked key). A store that does not implement
+// way). The app server that calls Reset serves the key again at once;
+// another whose deny cache holds a denial of the key serves it again at
+// most its cache's max age later ([WithDenyCacheMaxAge]: 10 s by
+// default), asking the store then. A store that does not implement
 // [Resetter] makes Reset fail with [ErrNoReset].
 func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if key == "" {
@@ -41,11 +47,7 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 		if err != nil {
 			return err
 		}
-		limits := []Limit{pol.limit} // and every plan's: their algorithms may differ
-		for _, pl := range pol.plans {
-			limits = append(limits, pl.limit)
-		}
-		for _, limit := range limits {
+		for _, limit := range pol.resetLimits() {
 			if err := r.Reset(ctx, sk, limit); err != nil {
 				return fmt.Errorf("ratelimit: Reset: policy %q: %w", pol.name, err)
 			}
@@ -68,6 +70,22 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 		}
 	}
 	return nil
+}
+
+// resetLimits returns the limits under which policy pol keeps a key's
+// budget, each once: its limit, every plan's, or for a LimitFunc its
+// placeholder, of the policy's Algorithm. A store keeps a key's budget per
+// algorithm whatever the limit's numbers, and the limits of one policy
+// share one (plans.go, limitfunc.go), so resetting under these resets
+// whatever limit a request chose.
+func (pol *policy) resetLimits() []Limit {
+	limits := []Limit{pol.limit}
+	for _, pl := range pol.plans {
+		if !slices.ContainsFunc(limits, func(l Limit) bool { return decidesAlike(l, pl.limit) }) {
+			limits = append(limits, pl.limit)
+		}
+	}
+	return limits
 }
 
 // Report returns key's budget under every policy without taking anything,

@@ -3,6 +3,7 @@ package ratelimit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -116,5 +117,50 @@ func TestBlockAfterDenial(t *testing.T) {
 	}
 	if _, err := ratelimit.New(memory.New(), ratelimit.PerMinute(1), ratelimit.WithBlock(0)); err == nil {
 		t.Fatal("WithBlock(0) accepted")
+	}
+}
+
+// TestResetWhatRequestsUse: Reset needs no request, and resets the budget
+// a request's limit uses, whichever plan or LimitFunc limit it is.
+func TestResetWhatRequestsUse(t *testing.T) {
+	type customerKey struct{}
+	quota := func(ctx context.Context) (ratelimit.Limit, error) {
+		n, ok := ctx.Value(customerKey{}).(int)
+		if !ok {
+			return ratelimit.Limit{}, errors.New("no customer")
+		}
+		return ratelimit.PerDay(n, nil), nil
+	}
+	for _, c := range []struct {
+		name   string
+		policy ratelimit.Policy
+		ctx    context.Context
+	}{
+		{"a LimitFunc's daily quota", ratelimit.Policy{Name: "daily", Algorithm: ratelimit.FixedWindow, LimitFunc: quota},
+			context.WithValue(context.Background(), customerKey{}, 3)},
+		{"a LimitFunc's token bucket", ratelimit.Policy{Name: "hourly", LimitFunc: func(context.Context) (ratelimit.Limit, error) {
+			return ratelimit.PerHour(3), nil
+		}}, context.Background()},
+		{"a plan's daily quota", ratelimit.Policy{Name: "daily", Plans: []ratelimit.Plan{
+			{Name: "free", Limit: ratelimit.PerDay(3, nil)}, {Name: "pro", Limit: ratelimit.PerDay(100, nil)},
+		}}, ratelimit.WithPlan(context.Background(), "free")},
+	} {
+		for _, remote := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, remote %v", c.name, remote), func(t *testing.T) {
+				clock := &fakeClock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+				l := clocked(t, clock, remote, ratelimit.PerSecond(100), ratelimit.WithPolicy(c.policy))
+				for i, want := range []bool{true, true, true, false} {
+					if res, err := l.Allow(c.ctx, "cust"); err != nil || res.Allowed != want {
+						t.Fatalf("request %d: %+v, %v; want allowed %v", i+1, res, err, want)
+					}
+				}
+				if err := l.Reset(context.Background(), "cust"); err != nil {
+					t.Fatal(err)
+				}
+				if res, err := l.Allow(c.ctx, "cust"); err != nil || !res.Allowed || res.Remaining != 2 {
+					t.Fatalf("after Reset: %+v, %v; want allowed, 2 left of 3", res, err)
+				}
+			})
+		}
 	}
 }
