@@ -107,12 +107,3 @@ func (l *Limiter) recordBlocked(p *pass, now time.Time) {
 		}
 	}
 }
-
-// liftBlock ends the block of client key under policy i.
-func (l *Limiter) liftBlock(ctx context.Context, r Resetter, i int, key string) error {
-	bk, err := l.policies[i].blockKey(key)
-	if err != nil {
-		return err
-	}
-	return r.Reset(ctx, bk, l.blockLimit)
-}

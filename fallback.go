@@ -108,7 +108,7 @@ func (l *Limiter) fallBack(ctx context.Context, p *pass, err error, latency time
 	case charge: // kept here, for the store once it answers (charge.go)
 		l.owe(ctx, p)
 		return outcome{end: undecided, err: err, source: FromFailurePolicy, latency: latency}
-	case refund: // the cost stays taken: the safe side of the limit
+	case refund, reset: // the cost stays taken, the key as it was: the safe side of the limit
 		return outcome{end: undecided, err: err, source: FromFailurePolicy, latency: latency}
 	}
 	if l.fallback == nil {

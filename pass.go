@@ -66,6 +66,7 @@ const (
 	book             // book the cost for the earliest instant within maxWait (Reserver)
 	charge           // take the cost even past the budget, as a bounded debt (charge.go)
 	refund           // give back the cost that the pass took p.sent ago (settle.go)
+	reset            // make the keys' budgets full again (reset.go)
 )
 
 var passes = sync.Pool{New: func() any { return new(pass) }}
@@ -206,7 +207,7 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 // setCost sets the cost of each of p's takes: n, checked against every
 // policy; a charge takes at most each policy's capacity.
 func (l *Limiter) setCost(n int, p *pass) error {
-	if p.op == refund {
+	if p.op == refund || p.op == reset {
 		return nil // the cost and the takes are the pass's own, as taken
 	}
 	if p.op == charge {
@@ -229,6 +230,10 @@ func (l *Limiter) setCost(n int, p *pass) error {
 // record completes the outcome of p, which the store answered: blocks,
 // the deny cache, the debts paid.
 func (l *Limiter) record(ctx context.Context, p *pass, now time.Time, latency time.Duration) outcome {
+	if p.op == reset {
+		l.forgetAll(ctx, p) // reset.go
+		return outcome{end: decided, latency: latency}
+	}
 	if p.op == charge || p.op == refund { // the key's waits have changed: ask the store next time
 		for _, t := range p.takes {
 			if l.denies != nil {
@@ -269,6 +274,8 @@ func (l *Limiter) call(ctx context.Context, p *pass) error {
 		return l.takeDebts(ctx, p) // charge.go
 	case refund:
 		return l.giveBack(ctx, p) // settle.go
+	case reset:
+		return l.resetAll(ctx, p) // reset.go
 	}
 	if len(p.all) == 1 {
 		t := &p.all[0]

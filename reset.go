@@ -37,39 +37,78 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if key == "" {
 		return ErrEmptyKey
 	}
-	r, ok := l.store.(Resetter)
-	if !ok {
+	if _, ok := l.store.(Resetter); !ok {
 		return ErrNoReset
 	}
+	p := l.getPass()
+	defer passes.Put(p)
 	for i := range l.policies {
 		pol := &l.policies[i]
 		sk, err := pol.storeKey(key)
 		if err != nil {
 			return err
 		}
+		p.takes[i] = Take{Key: sk, Limit: pol.limit}
+		if l.blockFor > 0 {
+			if err := l.fillBlock(p, i, key); err != nil {
+				return err
+			}
+		}
+	}
+	p.op = reset
+	if o := l.run(ctx, 0, p); o.end != decided {
+		return o.err
+	}
+	return nil
+}
+
+// resetAll is the store call of a reset (op reset): every limit of each
+// policy's key, and its block, each call within the time budget.
+func (l *Limiter) resetAll(ctx context.Context, p *pass) error {
+	r := l.store.(Resetter)
+	for i := range p.takes {
+		pol, sk := &l.policies[i], p.takes[i].Key
 		for _, limit := range pol.resetLimits() {
-			if err := r.Reset(ctx, sk, limit); err != nil {
+			if err := resetWithin(ctx, l.budget, r, sk, limit); err != nil {
 				return fmt.Errorf("ratelimit: Reset: policy %q: %w", pol.name, err)
 			}
-			if fr, ok := l.fallback.(Resetter); ok {
-				if err := fr.Reset(ctx, sk, share(limit, l.instances)); err != nil {
-					return fmt.Errorf("ratelimit: Reset: policy %q: fallback: %w", pol.name, err)
-				}
-			}
-		}
-		if l.denies != nil {
-			l.denies.forget(sk)
 		}
 		if l.blockFor > 0 {
-			if err := l.liftBlock(ctx, r, i, key); err != nil {
+			bt := &p.all[len(p.takes)+i]
+			if err := resetWithin(ctx, l.budget, r, bt.Key, bt.Limit); err != nil {
 				return fmt.Errorf("ratelimit: Reset: policy %q: block: %w", pol.name, err)
 			}
 		}
-		if l.debts != nil {
-			l.debts.paid(sk, l.debts.owed(sk))
-		}
 	}
 	return nil
+}
+
+// forgetAll completes a reset the store made: the fallback store's
+// budgets, the deny cache and the debts of the keys are reset on this app
+// server too.
+func (l *Limiter) forgetAll(ctx context.Context, p *pass) {
+	for i, t := range p.takes {
+		if fr, ok := l.fallback.(Resetter); ok {
+			for _, limit := range l.policies[i].resetLimits() {
+				fr.Reset(ctx, t.Key, share(limit, l.instances))
+			}
+		}
+		if l.denies != nil {
+			l.denies.forget(t.Key)
+		}
+		if l.debts != nil {
+			l.debts.paid(t.Key, l.debts.owed(t.Key))
+		}
+	}
+}
+
+// resetWithin is r.Reset within b.
+func resetWithin(ctx context.Context, b *budget, r Resetter, key string, limit Limit) error {
+	if b == nil {
+		return r.Reset(ctx, key, limit)
+	}
+	_, err := within(ctx, b, func(ctx context.Context) (struct{}, error) { return struct{}{}, r.Reset(ctx, key, limit) })
+	return err
 }
 
 // resetLimits returns the limits under which policy pol keeps a key's
