@@ -42,8 +42,7 @@ type Limiter struct {
 	funcPolicies bool
 
 	failClosed bool
-	budget     *budget // the store call's time budget; nil for none
-	breaker    *Breaker
+	guard      // the store call's time budget, the breaker and the clock (guard.go)
 	denies     *denyCache
 	fallback   Store // Local
 	instances  int
@@ -61,7 +60,6 @@ type Limiter struct {
 	errLog       throttledLog
 	misconfigLog throttledLog
 	dryLog       throttledLog
-	now          func() time.Time // time.Now; tests of the package set their own
 }
 
 // New returns a Limiter that takes tokens from store under limit, keying
@@ -106,14 +104,13 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 		headers:    c.headers,
 		skip:       c.skip,
 		failClosed: c.failClosed,
-		breaker:    c.breaker,
+		guard:      guard{breaker: c.breaker, now: time.Now}, // now: tests of the package set their own
 		fallback:   c.fallback,
 		instances:  c.instances,
 		observer:   c.observer,
 		dryRun:     c.dryRun,
 		countIf:    c.countIf,
 		charges:    c.charges,
-		now:        time.Now,
 	}
 	if c.name != "" {
 		l.name = c.name

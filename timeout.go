@@ -69,43 +69,10 @@ func newBudget(d time.Duration) *budget {
 // waits as long as the call takes. The call runs on a goroutine of its own,
 // with a context cancelled when the wait ends; its answer goes to a
 // buffered channel, so a call that answers after the wait ends leaves
-// nothing behind, and what it returns is never read.
+// nothing behind, and what it returns is never read (see withinOr for a
+// call whose answer must be given back).
 func within[T any](ctx context.Context, b *budget, call func(context.Context) (T, error)) (T, error) {
-	if b == nil {
-		return call(ctx)
-	}
-	ctx, cancel := context.WithTimeoutCause(ctx, b.d, b.timeout)
-	defer cancel()
-	type answer struct {
-		v   T
-		err error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		v, err := call(ctx)
-		done <- answer{v, err}
-	}()
-	var zero T
-	select {
-	case a := <-done:
-		if a.err != nil && ctx.Err() != nil {
-			return zero, context.Cause(ctx) // say why the context ended
-		}
-		return a.v, a.err
-	case <-ctx.Done():
-	}
-	cause := context.Cause(ctx)
-	if cause != b.timeout {
-		return zero, cause // the request's own context ended first
-	}
-	select {
-	case a := <-done: // answered as the timer fired: the answer stands
-		if a.err == nil {
-			return a.v, nil
-		}
-	default:
-	}
-	return zero, b.timeout
+	return withinOr(ctx, b, call, nil)
 }
 
 // allowWithin is store.AllowN within b.
@@ -150,32 +117,6 @@ const (
 	requestEnded                // the request's own context ended: the store is not to blame
 	storeFailed                 // the store failed: the failure policy answers
 )
-
-// settle classifies how a store call ended with err, and tells the
-// breaker, if any, whose probe the call may have been: only the store's
-// own failures and its time budget count against it.
-func (l *Limiter) settle(ctx context.Context, err error, probe bool) callEnd {
-	end := storeFailed
-	switch {
-	case err == nil:
-		end = answered
-	case isCallError(err):
-		end = refused
-	case ctx.Err() != nil:
-		end = requestEnded
-	}
-	if l.breaker != nil {
-		switch end {
-		case answered:
-			l.breaker.success(probe)
-		case storeFailed:
-			l.breaker.failure(l.now(), probe, err)
-		default:
-			l.breaker.release(probe)
-		}
-	}
-	return end
-}
 
 // isCallError reports an error of the call's arguments rather than of the
 // store.
