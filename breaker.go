@@ -194,6 +194,7 @@ func (b *Breaker) setLocked(s BreakerState) {
 // once each by the breaker, with log/slog, and told to [Observer].BreakerChange.
 func WithBreaker(b *Breaker) Option {
 	return func(c *config) error {
+		c.given.add(optBreaker)
 		if b != nil && b.err != nil {
 			return b.err
 		}

@@ -26,6 +26,7 @@ import (
 // denied.
 func WithCountIf(count func(status int) bool) Option {
 	return func(c *config) error {
+		c.given.add(optCountIf)
 		if count == nil {
 			return errors.New("ratelimit: WithCountIf(nil)")
 		}

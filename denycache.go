@@ -29,6 +29,7 @@ const DefaultDenyCacheKeys = 65_536
 // capacity) is answered 500 before the cache is asked, as without it.
 func WithDenyCache(maxKeys int) Option {
 	return func(c *config) error {
+		c.given.add(optDenyCache)
 		if maxKeys < 0 {
 			return fmt.Errorf("ratelimit: WithDenyCache(%d): negative", maxKeys)
 		}

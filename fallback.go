@@ -39,6 +39,7 @@ import (
 // [WithFailClosed].
 func WithFallback(store Store, instances int) Option {
 	return func(c *config) error {
+		c.given.add(optFallback)
 		if store == nil {
 			return errors.New("ratelimit: WithFallback(nil, ...)")
 		}

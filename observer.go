@@ -101,6 +101,7 @@ type Observer struct {
 // Without one, observing costs nothing.
 func WithObserver(o Observer) Option {
 	return func(c *config) error {
+		c.given.add(optObserver)
 		if o.Decision == nil && o.BreakerChange == nil {
 			return errors.New("ratelimit: WithObserver: no function set")
 		}
@@ -115,7 +116,7 @@ func WithObserver(o Observer) Option {
 // a new limit before it refuses anyone. Retry-After is not written, since
 // the request is served.
 func WithDryRun() Option {
-	return func(c *config) error { c.dryRun = true; return nil }
+	return func(c *config) error { c.given.add(optDryRun); c.dryRun = true; return nil }
 }
 
 // observe tells the observer of o, the outcome of p: once, as an error of

@@ -47,6 +47,7 @@ var ErrTimeout = errors.New("ratelimit: store did not answer in time")
 // ratelimit_store_duration_seconds for them.
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) error {
+		c.given.add(optTimeout)
 		if d < 0 {
 			return fmt.Errorf("ratelimit: WithTimeout(%v): negative", d)
 		}

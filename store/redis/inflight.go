@@ -29,7 +29,9 @@ var ErrSlotLost = errors.New("ratelimit/redis: the slot's lease expired before i
 // per key of slot IDs and the ends of their leases, in Redis's clock, so
 // that the slots of an instance that died expire with their leases. Every
 // step is idempotent (a slot's ID is chosen here), so a resent call counts
-// once.
+// once. With an error, the Slot holds the ID all the same: the script may
+// have run with its reply lost (a timeout), and releasing the ID frees the
+// slot it may have taken.
 func (s *Store) Acquire(ctx context.Context, key string, limit int, lease time.Duration) (ratelimit.Slot, error) {
 	if key == "" {
 		return ratelimit.Slot{}, ratelimit.ErrEmptyKey
@@ -38,8 +40,11 @@ func (s *Store) Acquire(ctx context.Context, key string, limit int, lease time.D
 	rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
 	ok, n, err := s.slotCall(ctx, key, "a", id, limit, lease)
-	if err != nil || !ok {
-		return ratelimit.Slot{Running: n}, err
+	if err != nil { // the script may have run: the ID lets the caller release its slot
+		return ratelimit.Slot{ID: id}, err
+	}
+	if !ok {
+		return ratelimit.Slot{Running: n}, nil
 	}
 	return ratelimit.Slot{Acquired: true, ID: id, Running: n}, nil
 }
