@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -141,16 +142,19 @@ func app(c config) (*served, error) {
 	if len(c.keySecret) > 0 {
 		opts = append(opts, ratelimit.WithKeySecret(c.keySecret))
 	}
-	if c.fallback != nil {
-		opts = append(opts, ratelimit.WithFallback(c.fallback, max(c.instances, 1)))
-	}
 	if c.dryRun {
 		opts = append(opts, ratelimit.WithDryRun())
+	}
+	// The in-flight limit of /report takes these; a fallback store is the
+	// rate limits' alone (a count of running requests has no local share).
+	inflight := slices.Clip(opts)
+	if c.fallback != nil {
+		opts = append(opts, ratelimit.WithFallback(c.fallback, max(c.instances, 1)))
 	}
 	s := &served{}
 	var handler http.Handler
 	if c.rulesFile == "" {
-		handler, s.limits, err = routes(c.store, c.zone, opts...)
+		handler, s.limits, err = routes(c.store, c.zone, inflight, opts...)
 	} else {
 		s.rules, err = routesFromFile(c.store, c.rulesFile, opts...)
 		if err == nil {
@@ -181,8 +185,9 @@ func newStore(redisFlag string) (ratelimit.Store, string, error) {
 }
 
 // routes builds the example's handler: one limiter per route, sharing
-// store, and a description of their limits.
-func routes(store ratelimit.Store, zone *time.Location, opts ...ratelimit.Option) (http.Handler, string, error) {
+// store, and a description of their limits. The limiters take opts, the
+// in-flight limit of /report inflight.
+func routes(store ratelimit.Store, zone *time.Location, inflight []ratelimit.Option, opts ...ratelimit.Option) (http.Handler, string, error) {
 	home, err := ratelimit.New(store, ratelimit.PerMinute(10), append(opts, ratelimit.WithName("home"))...)
 	if err != nil {
 		return nil, "", err
@@ -202,7 +207,7 @@ func routes(store ratelimit.Store, zone *time.Location, opts ...ratelimit.Option
 	if err != nil {
 		return nil, "", err
 	}
-	report, err := reportRoute(store, 2*time.Second, opts...)
+	report, err := reportRoute(store, 2*time.Second, inflight...)
 	if err != nil {
 		return nil, "", err
 	}

@@ -13,7 +13,7 @@ import (
 func TestRoutes(t *testing.T) {
 	store := memory.New()
 	defer store.Close()
-	mux, _, err := routes(store, nil)
+	mux, _, err := routes(store, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func productRoutes(t *testing.T) (http.Handler, *time.Location) {
 	}
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
-	mux, _, err := routes(store, zone)
+	mux, _, err := routes(store, zone, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
