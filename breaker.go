@@ -192,6 +192,7 @@ func (b *Breaker) setLocked(s BreakerState) {
 // a breaker of its own per limiter, NewBreaker([DefaultBreakerFailures],
 // [DefaultBreakerCoolDown]); nil turns it off. Changes of state are logged
 // once each by the breaker, with log/slog, and told to [Observer].BreakerChange.
+// An [InFlight] limit takes it too, with the same default.
 func WithBreaker(b *Breaker) Option {
 	return func(c *config) error {
 		c.given.add(optBreaker)

@@ -64,7 +64,8 @@ type Limiter struct {
 
 // New returns a Limiter that takes tokens from store under limit, keying
 // requests by client address unless [WithKeyFunc] says otherwise. A nil
-// store, an invalid limit or a bad option is an error here, never later.
+// store, an invalid limit or a bad option is an error here, never later,
+// and so is an option that applies only to an in-flight limit ([WithLease]).
 //
 // On a store that is not [Local], such as Redis, every decision gets a time
 // budget ([DefaultTimeout]), a circuit breaker and a local deny cache by

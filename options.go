@@ -190,7 +190,8 @@ func WithFailClosed() Option {
 }
 
 // WithSkip exempts the requests for which skip returns true, such as health
-// checks: they pass without taking tokens or getting headers.
+// checks: they pass without taking tokens (or, on an [InFlight] limit, a
+// slot) or getting headers.
 func WithSkip(skip func(*http.Request) bool) Option {
 	return func(c *config) error {
 		c.given.add(optSkip)

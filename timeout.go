@@ -45,6 +45,9 @@ var ErrTimeout = errors.New("ratelimit: store did not answer in time")
 // machine must still open the breaker. Give the budget room for the
 // scheduling delays of the machine (GOMAXPROCS, CPU limits), or watch
 // ratelimit_store_duration_seconds for them.
+//
+// An [InFlight] limit takes it too: the same budget, default and failure
+// policy bound each of its store calls.
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		c.given.add(optTimeout)
