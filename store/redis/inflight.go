@@ -59,9 +59,17 @@ func (s *Store) Renew(ctx context.Context, key string, slot ratelimit.Slot, leas
 	return err
 }
 
-// Release implements [ratelimit.SlotStore].
+// releasedMemory is how long a release of a slot ID that is not held is
+// remembered, so that its Acquire, if it runs after all, takes nothing:
+// such an Acquire was sent before its release, and both wait in the
+// server's buffers for the same stall to end.
+const releasedMemory = time.Minute
+
+// Release implements [ratelimit.SlotStore]. Releasing an ID that is not
+// held (an Acquire that failed may or may not have run) makes its Acquire
+// take nothing if it runs later, for a minute.
 func (s *Store) Release(ctx context.Context, key string, slot ratelimit.Slot) error {
-	_, _, err := s.slotCall(ctx, key, "r", slot.ID, 0, 0)
+	_, _, err := s.slotCall(ctx, key, "r", slot.ID, 0, releasedMemory)
 	return err
 }
 
@@ -72,7 +80,8 @@ func (s *Store) slotCall(ctx context.Context, key, op, id string, limit int, lea
 	}
 	tag := slotTag(afterNamespace(key))
 	rk := s.prefix + "if:" + string(tag[:]) + key
-	v, err := inflightScript.Run(ctx, s.client, []string{rk}, op, id, limit, max(lease.Milliseconds(), 1)).Int64Slice()
+	released := s.prefix + "ifr:" + string(tag[:]) + key // the same hash tag: the same Cluster slot
+	v, err := inflightScript.Run(ctx, s.client, []string{rk, released}, op, id, limit, max(lease.Milliseconds(), 1)).Int64Slice()
 	if err != nil {
 		return false, 0, fmt.Errorf("ratelimit/redis: inflight.lua: %w", classify(err, s.addr()))
 	}
