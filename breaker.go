@@ -192,8 +192,10 @@ func (b *Breaker) setLocked(s BreakerState) {
 // a breaker of its own per limiter, NewBreaker([DefaultBreakerFailures],
 // [DefaultBreakerCoolDown]); nil turns it off. Changes of state are logged
 // once each by the breaker, with log/slog, and told to [Observer].BreakerChange.
+// An [InFlight] limit takes it too, with the same default.
 func WithBreaker(b *Breaker) Option {
 	return func(c *config) error {
+		c.given.add(optBreaker)
 		if b != nil && b.err != nil {
 			return b.err
 		}

@@ -9,7 +9,7 @@ import (
 // WithCharges lets the limiter take costs known only after the response,
 // such as an LLM call's tokens, with [Limiter.Charge].
 func WithCharges() Option {
-	return func(c *config) error { c.charges = true; return nil }
+	return func(c *config) error { c.given.add(optCharges); c.charges = true; return nil }
 }
 
 // ErrNoCharges is returned by [Limiter.Charge] on a limiter made without

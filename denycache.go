@@ -32,6 +32,7 @@ const DefaultDenyCacheKeys = 65_536
 // capacity) is answered 500 before the cache is asked, as without it.
 func WithDenyCache(maxKeys int) Option {
 	return func(c *config) error {
+		c.given.add(optDenyCache)
 		if maxKeys < 0 {
 			return fmt.Errorf("ratelimit: WithDenyCache(%d): negative", maxKeys)
 		}
@@ -61,6 +62,7 @@ func WithDenyCacheMaxAge(maxAge time.Duration) Option {
 		if maxAge < 0 {
 			return fmt.Errorf("ratelimit: WithDenyCacheMaxAge(%v): negative", maxAge)
 		}
+		c.given.add(optDenyCacheMaxAge)
 		c.denyMaxAge = maxAge
 		return nil
 	}

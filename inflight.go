@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -17,6 +15,9 @@ import (
 type SlotStore interface {
 	// Acquire takes one of limit slots of key, held for lease unless
 	// renewed: Acquired is false, and nothing taken, when all are held.
+	// With an error, a Slot with an ID names a slot the call may have
+	// taken all the same (the store ran it, and its answer was lost): the
+	// caller releases it.
 	Acquire(ctx context.Context, key string, limit int, lease time.Duration) (Slot, error)
 	// Renew holds slot for lease more from now.
 	Renew(ctx context.Context, key string, slot Slot, lease time.Duration) error
@@ -38,7 +39,11 @@ const DefaultLease = 10 * time.Second
 // InFlight limits how many requests of a key run at once (exports, report
 // generation), releasing a slot when the handler returns, or panics. Build
 // it with [NewInFlight]; chain it with a [Limiter] to limit both rates and
-// concurrency.
+// concurrency. It is safe for concurrent use by multiple goroutines.
+//
+// Its store calls go through what a Limiter's do: a time budget and a
+// circuit breaker on a store that is not [Local], and the failure policy
+// (fail open, or closed) when the store fails.
 type InFlight struct {
 	store    SlotStore
 	max      int
@@ -49,19 +54,40 @@ type InFlight struct {
 	deny     http.Handler
 	onError  func(*http.Request, error)
 	closed   bool // fail closed on store errors
+	skip     func(*http.Request) bool
+	dryRun   bool
 	observer Observer
+	guard                 // the time budget, the breaker and the clock (guard.go)
+	local    bool         // the store is Local: no lease to renew
 	typical  atomic.Int64 // how long a request runs, ns: a moving average (inflight_retry.go)
+	errLog   throttledLog
+	dryLog   throttledLog
 }
 
+// inFlightOptions are the options [NewInFlight] takes.
+var inFlightOptions = optionsOf(optName, optKeyFunc, optKeySecret, optPlainKeys, optDenyHandler,
+	optErrorHandler, optFailClosed, optFailOpen, optLease, optObserver, optTimeout, optBreaker, optSkip, optDryRun)
+
 // NewInFlight returns a limit of max requests of a key running at once on
-// store. Of the options it reads [WithName], [WithKeyFunc] (the client
-// address by default), [WithKeySecret] and [WithPlainKeys] (client keys
-// reach the store as a Limiter's do: addresses as they are, any other key
-// as a keyed hash; on a store that is not [Local], a KeyFunc of its own
-// needs one of the two), [WithDenyHandler], [WithErrorHandler],
-// [WithFailClosed], [WithLease] and [WithObserver] (told of each request
-// as a Decision whose Policy is the name and whose Limit is zero: a count
-// of running requests is no rate).
+// store. It takes these options, and refuses the others with an error
+// naming them:
+//   - [WithName] ("inflight" by default), [WithKeyFunc] (the client
+//     address by default), [WithKeySecret] and [WithPlainKeys]: client keys
+//     reach the store as a Limiter's do, addresses as they are, any other
+//     key as a keyed hash; on a store that is not [Local], a KeyFunc of its
+//     own needs one of the two;
+//   - [WithDenyHandler], [WithErrorHandler] and [WithFailClosed], as a
+//     Limiter's;
+//   - [WithTimeout] and [WithBreaker]: the time budget of each store call
+//     and the breaker in front of the store, by default on a store that is
+//     not Local [DefaultTimeout] and a breaker of its own, as [New] gives;
+//   - [WithLease] ([DefaultLease]);
+//   - [WithSkip]: a skipped request runs without a slot;
+//   - [WithDryRun]: a request that finds every slot held runs anyway,
+//     without a slot, logged as would-deny at most once a second;
+//   - [WithObserver]: told of each request as a Decision whose Policy is
+//     the name and whose Limit is zero (a count of running requests is no
+//     rate); the breaker's changes too.
 func NewInFlight(store SlotStore, max int, opts ...Option) (*InFlight, error) {
 	if store == nil {
 		return nil, errors.New("ratelimit: NewInFlight: nil store")
@@ -69,20 +95,31 @@ func NewInFlight(store SlotStore, max int, opts ...Option) (*InFlight, error) {
 	if max <= 0 || max > MaxRate {
 		return nil, fmt.Errorf("ratelimit: NewInFlight: max %d must be from 1 to %d", max, MaxRate)
 	}
+	local := isLocal(store)
 	c := config{keyFunc: KeyByIP(), lease: DefaultLease}
+	if !local {
+		c.timeout = DefaultTimeout
+		c.breaker = NewBreaker(DefaultBreakerFailures, DefaultBreakerCoolDown)
+	}
 	for _, o := range opts {
 		if err := o(&c); err != nil {
 			return nil, err
 		}
 	}
-	local := isLocal(store)
+	if err := c.refuse("NewInFlight", "an in-flight limit", inFlightOptions); err != nil {
+		return nil, err
+	}
 	if c.ownKeys && !local && c.keySecret == nil && !c.plainKeys {
 		return nil, fmt.Errorf("ratelimit: NewInFlight: %w", errNeedKeySecret)
 	}
 	f := &InFlight{store: store, max: max, name: c.name, keyFunc: c.keyFunc, lease: c.lease,
-		deny: c.deny, onError: c.onError, closed: c.failClosed, observer: c.observer}
+		deny: c.deny, onError: c.onError, closed: c.failClosed, skip: c.skip, dryRun: c.dryRun,
+		observer: c.observer, guard: guard{breaker: c.breaker, now: time.Now}, local: local}
 	if f.name == "" {
 		f.name = "inflight"
+	}
+	if c.timeout > 0 {
+		f.budget = newBudget(c.timeout)
 	}
 	secret := c.keySecret
 	if secret == nil && local {
@@ -90,18 +127,21 @@ func NewInFlight(store SlotStore, max int, opts ...Option) (*InFlight, error) {
 	}
 	f.space = newKeyspace(f.name, secret, c.plainKeys)
 	if f.onError == nil {
-		f.onError = func(r *http.Request, err error) {
-			slog.ErrorContext(r.Context(), "ratelimit: in-flight slot not decided by the store", "limiter", f.name, "err", err)
-		}
+		f.onError = f.logError
+	}
+	if f.breaker != nil && f.observer.BreakerChange != nil {
+		change, name := f.observer.BreakerChange, f.name
+		f.breaker.notify(func(s BreakerState) { change(name, s) })
 	}
 	return f, nil
 }
 
 // WithLease sets how long an [InFlight] slot lives unless renewed
 // ([DefaultLease]); a running request renews it every third of that.
-// Limiters ignore it.
+// [New] refuses it: a Limiter holds no slots.
 func WithLease(d time.Duration) Option {
 	return func(c *config) error {
+		c.given.add(optLease)
 		if d < 3*time.Millisecond || d > MaxPeriod {
 			return fmt.Errorf("ratelimit: WithLease(%v): want 3ms to %v", d, MaxPeriod)
 		}
@@ -119,85 +159,4 @@ func (f *InFlight) storeKey(key string) (string, error) {
 		return "", err
 	}
 	return f.name + "/" + client, nil
-}
-
-// Handler returns next wrapped in the limit: next runs only with a slot of
-// its key, given back when next returns or panics. The headers say the
-// limit (X-RateLimit-Limit) and the slots left (X-RateLimit-Remaining); a
-// request without a slot gets 429 with a Retry-After of about how long
-// the key's requests run (a moving average, at least 1 s). A store that
-// fails lets the request run, or answers 503 with [WithFailClosed].
-func (f *InFlight) Handler(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, err := requestKey(f.keyFunc, r)
-		if err != nil {
-			writeKeyError(w, err)
-			return
-		}
-		sk, err := f.storeKey(key)
-		if err != nil { // ErrNoKeySecret: a key function of an adapter's, on a shared store
-			f.onError(r, err)
-			http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
-			return
-		}
-		start := time.Now()
-		slot, err := f.store.Acquire(r.Context(), sk, f.max, f.lease)
-		f.told(r, key, slot, err, time.Since(start))
-		if err != nil {
-			f.onError(r, err)
-			if f.closed {
-				http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
-				return
-			}
-			next.ServeHTTP(w, r)
-			return
-		}
-		h := w.Header()
-		h.Set(headerLimit, strconv.Itoa(f.max))
-		h.Set(headerRemaining, strconv.Itoa(max(0, f.max-slot.Running)))
-		if !slot.Acquired {
-			h.Set(headerRetryAfter, strconv.FormatInt(f.retryAfter(), 10))
-			if f.deny != nil {
-				f.deny.ServeHTTP(w, r)
-				return
-			}
-			http.Error(w, http.StatusText(http.StatusTooManyRequests), http.StatusTooManyRequests)
-			return
-		}
-		stop := f.keepAlive(r, sk, slot)
-		defer func() {
-			stop()
-			f.store.Release(context.WithoutCancel(r.Context()), sk, slot)
-			f.ran(time.Since(start))
-		}()
-		next.ServeHTTP(w, r)
-	})
-}
-
-// keepAlive renews slot every third of the lease until stop is called; a
-// renewal that fails is told to the error handler, and the request runs
-// on (its slot may lapse, and another request take it).
-func (f *InFlight) keepAlive(r *http.Request, sk string, slot Slot) (stop func()) {
-	ctx := r.Context()
-	if l, ok := f.store.(Local); ok && l.Local() {
-		return func() {} // a process's own slots die with it: no lease to renew
-	}
-	done := make(chan struct{})
-	ended := make(chan struct{})
-	go func() {
-		defer close(ended)
-		t := time.NewTicker(f.lease / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if err := f.store.Renew(context.WithoutCancel(ctx), sk, slot, f.lease); err != nil {
-					f.onError(r, err)
-				}
-			}
-		}
-	}()
-	return func() { close(done); <-ended }
 }

@@ -1,11 +1,14 @@
 package ratelimit
 
 import (
+	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 )
 
-// The Retry-After of an InFlight denial, and what its observer is told.
+// The Retry-After of an InFlight denial, what its observer is told, and
+// what it logs.
 
 // ran learns that a request ran for d: the moving average of how long the
 // limit's requests run moves an eighth of the way to d.
@@ -30,7 +33,8 @@ func (f *InFlight) retryAfter() int64 {
 }
 
 // told tells the observer, if any, of the store's answer to a request of
-// key: allowed with a slot, denied without, or errored.
+// key: allowed with a slot, denied without (would deny, in dry run), or
+// errored.
 func (f *InFlight) told(r *http.Request, key string, slot Slot, err error, latency time.Duration) {
 	if f.observer.Decision == nil {
 		return
@@ -42,6 +46,8 @@ func (f *InFlight) told(r *http.Request, key string, slot Slot, err error, laten
 		d.Outcome, d.Source, d.Remaining = Errored, FromFailurePolicy, 0
 	case slot.Acquired:
 		d.Outcome = Allowed
+	case f.dryRun:
+		d.Outcome = DryRunDenied
 	default:
 		d.Outcome = Denied
 	}
@@ -49,4 +55,31 @@ func (f *InFlight) told(r *http.Request, key string, slot Slot, err error, laten
 		d.Key = key
 	}
 	f.observer.Decision(d)
+}
+
+// logError is the default error handler: it logs what the limit could not
+// decide at level Error, at most once a second, with the count of those it
+// left out, as a Limiter's does.
+func (f *InFlight) logError(r *http.Request, err error) {
+	ok, suppressed := f.errLog.allow(f.now())
+	if !ok {
+		return
+	}
+	policy := "fail open"
+	if f.closed {
+		policy = "fail closed"
+	}
+	ctx, args := requestArgs(r, "limiter", f.name, "err", err, "policy", policy, "suppressed", suppressed)
+	slog.ErrorContext(ctx, "ratelimit: in-flight slot not decided by the store", args...)
+}
+
+// logWouldDeny logs a request that dry run let run without a slot, at
+// most once a second, with the count of those it left out.
+func (f *InFlight) logWouldDeny(r *http.Request) {
+	ok, suppressed := f.dryLog.allow(f.now())
+	if !ok {
+		return
+	}
+	ctx, args := requestArgs(r, "limiter", f.name, "limit", strconv.Itoa(f.max)+" at once", "suppressed", suppressed)
+	slog.InfoContext(ctx, "ratelimit: dry run: would deny", args...)
 }

@@ -33,6 +33,7 @@ const MinKeySecretLen = 16
 // for a key the limiter has not seen recently, nothing for one it has.
 func WithKeySecret(secret []byte) Option {
 	return func(c *config) error {
+		c.given.add(optKeySecret)
 		if len(secret) < MinKeySecretLen {
 			return errors.New("ratelimit: WithKeySecret: want a secret of at least 16 bytes")
 		}
@@ -49,6 +50,7 @@ func WithKeySecret(secret []byte) Option {
 // tenant names. It undoes [WithKeySecret].
 func WithPlainKeys() Option {
 	return func(c *config) error {
+		c.given.add(optPlainKeys)
 		c.keySecret, c.plainKeys = nil, true
 		return nil
 	}

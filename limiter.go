@@ -41,8 +41,7 @@ type Limiter struct {
 	funcPolicies bool
 
 	failClosed bool
-	budget     *budget // the store call's time budget; nil for none
-	breaker    *Breaker
+	guard      // the store call's time budget, the breaker and the clock (guard.go)
 	denies     *denyCache
 	fallback   Store // Local
 	instances  int
@@ -61,12 +60,12 @@ type Limiter struct {
 	errLog       throttledLog
 	misconfigLog throttledLog
 	dryLog       throttledLog
-	now          func() time.Time // time.Now; tests of the package set their own
 }
 
 // New returns a Limiter that takes tokens from store under limit, keying
 // requests by client address unless [WithKeyFunc] says otherwise. A nil
-// store, an invalid limit or a bad option is an error here, never later.
+// store, an invalid limit or a bad option is an error here, never later,
+// and so is an option that applies only to an in-flight limit ([WithLease]).
 //
 // On a store that is not [Local], such as Redis, every decision gets a time
 // budget ([DefaultTimeout]), a circuit breaker and a local deny cache by
@@ -94,6 +93,9 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 			return nil, err
 		}
 	}
+	if err := c.refuse("New", "a Limiter", limiterOptions); err != nil {
+		return nil, err
+	}
 	for _, p := range c.policies {
 		c.ownKeys = c.ownKeys || p.Key != nil
 	}
@@ -115,14 +117,13 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 		headers:    c.headers,
 		skip:       c.skip,
 		failClosed: c.failClosed,
-		breaker:    c.breaker,
+		guard:      guard{breaker: c.breaker, now: time.Now}, // now: tests of the package set their own
 		fallback:   c.fallback,
 		instances:  c.instances,
 		observer:   c.observer,
 		dryRun:     c.dryRun,
 		countIf:    c.countIf,
 		charges:    c.charges,
-		now:        time.Now,
 	}
 	if c.name != "" {
 		l.name = c.name

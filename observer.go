@@ -105,6 +105,7 @@ type Observer struct {
 // Without one, observing costs nothing.
 func WithObserver(o Observer) Option {
 	return func(c *config) error {
+		c.given.add(optObserver)
 		if o.Decision == nil && o.BreakerChange == nil {
 			return errors.New("ratelimit: WithObserver: no function set")
 		}
@@ -117,9 +118,10 @@ func WithObserver(o Observer) Option {
 // observer, the metrics and the headers) but serve those over their limit
 // anyway, logging them as would-deny at most once a second: a way to watch
 // a new limit before it refuses anyone. Retry-After is not written, since
-// the request is served.
+// the request is served. On an [InFlight] limit, a request that finds every
+// slot held runs without one.
 func WithDryRun() Option {
-	return func(c *config) error { c.dryRun = true; return nil }
+	return func(c *config) error { c.given.add(optDryRun); c.dryRun = true; return nil }
 }
 
 // observe tells the observer of o, the outcome of p: once, as an error of

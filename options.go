@@ -45,11 +45,91 @@ type config struct {
 
 	maxDelay time.Duration // WithMaxDelay (shaping.go)
 	lease    time.Duration // WithLease (inflight.go)
+
+	given optionSet // the options given, so that a constructor refuses those that do not apply
+}
+
+// optionKind names an option: each option adds its kind to the
+// configuration's set, and each constructor checks the set against the
+// options that apply to what it builds.
+type optionKind uint8
+
+const (
+	optKeyFunc optionKind = iota
+	optCost
+	optDenyHandler
+	optErrorHandler
+	optFailClosed
+	optSkip
+	optName
+	optHeaders
+	optPolicy
+	optTimeout
+	optBreaker
+	optDenyCache
+	optFallback
+	optObserver
+	optDryRun
+	optKeySecret
+	optPlainKeys
+	optBlock
+	optCountIf
+	optCharges
+	optMaxDelay
+	optLease
+	optFailOpen
+	optInstances
+	optDenyCacheMaxAge
+	optionKinds // how many there are
+)
+
+var optionNames = [optionKinds]string{
+	optKeyFunc: "WithKeyFunc", optCost: "WithCost", optDenyHandler: "WithDenyHandler",
+	optErrorHandler: "WithErrorHandler", optFailClosed: "WithFailClosed", optSkip: "WithSkip",
+	optName: "WithName", optHeaders: "WithHeaders", optPolicy: "WithPolicy", optTimeout: "WithTimeout",
+	optBreaker: "WithBreaker", optDenyCache: "WithDenyCache", optFallback: "WithFallback",
+	optObserver: "WithObserver", optDryRun: "WithDryRun", optKeySecret: "WithKeySecret",
+	optPlainKeys: "WithPlainKeys", optBlock: "WithBlock", optCountIf: "WithCountIf",
+	optCharges: "WithCharges", optMaxDelay: "WithMaxDelay", optLease: "WithLease",
+	optFailOpen: "WithFailOpen", optInstances: "WithInstances", optDenyCacheMaxAge: "WithDenyCacheMaxAge",
+}
+
+// optionSet is a set of option kinds.
+type optionSet uint64
+
+func optionsOf(kinds ...optionKind) optionSet {
+	var s optionSet
+	for _, k := range kinds {
+		s.add(k)
+	}
+	return s
+}
+
+func (s *optionSet) add(k optionKind) { *s |= 1 << k }
+
+// limiterOptions are the options [New] takes: all but an in-flight
+// limit's lease.
+var limiterOptions = optionsOf(optKeyFunc, optCost, optDenyHandler, optErrorHandler, optFailClosed,
+	optSkip, optName, optHeaders, optPolicy, optTimeout, optBreaker, optDenyCache, optFallback,
+	optObserver, optDryRun, optKeySecret, optPlainKeys, optBlock, optCountIf, optCharges, optMaxDelay,
+	optFailOpen, optInstances, optDenyCacheMaxAge)
+
+// refuse returns an error naming the first option given that is not in
+// allowed, as constructor (such as "NewInFlight") reports it, with what
+// it builds (such as "an in-flight limit"); nil if every option applies.
+func (c *config) refuse(constructor, builds string, allowed optionSet) error {
+	for k := range optionKinds {
+		if c.given&^allowed&(1<<k) != 0 {
+			return fmt.Errorf("%w: %s: %s does not apply to %s", ErrBadConfig, constructor, optionNames[k], builds)
+		}
+	}
+	return nil
 }
 
 // WithKeyFunc sets how requests are keyed; the default is [KeyByIP]().
 func WithKeyFunc(f KeyFunc) Option {
 	return func(c *config) error {
+		c.given.add(optKeyFunc)
 		if f == nil {
 			return errors.New("ratelimit: WithKeyFunc(nil)")
 		}
@@ -68,6 +148,7 @@ func WithKeyFunc(f KeyFunc) Option {
 // told, before the deny cache, the breaker or the store see it.
 func WithCost(cost func(*http.Request) int) Option {
 	return func(c *config) error {
+		c.given.add(optCost)
 		if cost == nil {
 			return errors.New("ratelimit: WithCost(nil)")
 		}
@@ -84,6 +165,7 @@ func WithCost(cost func(*http.Request) int) Option {
 // the RFC 9457 one.
 func WithDenyHandler(h http.Handler) Option {
 	return func(c *config) error {
+		c.given.add(optDenyHandler)
 		if h == nil {
 			return errors.New("ratelimit: WithDenyHandler(nil)")
 		}
@@ -100,6 +182,7 @@ func WithDenyHandler(h http.Handler) Option {
 // second.
 func WithErrorHandler(f func(r *http.Request, err error)) Option {
 	return func(c *config) error {
+		c.given.add(optErrorHandler)
 		if f == nil {
 			return errors.New("ratelimit: WithErrorHandler(nil)")
 		}
@@ -117,6 +200,7 @@ func WithFailClosed() Option {
 		if c.failOpen {
 			return errors.New("ratelimit: WithFailClosed and WithFailOpen both given")
 		}
+		c.given.add(optFailClosed)
 		c.failClosed = true
 		return nil
 	}
@@ -131,15 +215,18 @@ func WithFailOpen() Option {
 		if c.failClosed {
 			return errors.New("ratelimit: WithFailOpen and WithFailClosed both given")
 		}
+		c.given.add(optFailOpen)
 		c.failOpen = true
 		return nil
 	}
 }
 
 // WithSkip exempts the requests for which skip returns true, such as health
-// checks: they pass without taking tokens or getting headers.
+// checks: they pass without taking tokens (or, on an [InFlight] limit, a
+// slot) or getting headers.
 func WithSkip(skip func(*http.Request) bool) Option {
 	return func(c *config) error {
+		c.given.add(optSkip)
 		if skip == nil {
 			return errors.New("ratelimit: WithSkip(nil)")
 		}
@@ -159,6 +246,7 @@ func WithSkip(skip func(*http.Request) bool) Option {
 // a store with others of the same limits).
 func WithName(name string) Option {
 	return func(c *config) error {
+		c.given.add(optName)
 		if !validName(name) {
 			return fmt.Errorf("ratelimit: WithName(%q): want 1 to 64 letters, digits, '.', '_' or '-'", name)
 		}
@@ -171,6 +259,7 @@ func WithName(name string) Option {
 // [HeadersXRateLimit].
 func WithHeaders(style HeaderStyle) Option {
 	return func(c *config) error {
+		c.given.add(optHeaders)
 		if style < HeadersXRateLimit || style > HeadersNone {
 			return fmt.Errorf("ratelimit: WithHeaders(%d): unknown header style", int(style))
 		}

@@ -45,8 +45,12 @@ var ErrTimeout = errors.New("ratelimit: store did not answer in time")
 // machine must still open the breaker. Give the budget room for the
 // scheduling delays of the machine (GOMAXPROCS, CPU limits), or watch
 // ratelimit_store_duration_seconds for them.
+//
+// An [InFlight] limit takes it too: the same budget, default and failure
+// policy bound each of its store calls.
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) error {
+		c.given.add(optTimeout)
 		if d < 0 {
 			return fmt.Errorf("ratelimit: WithTimeout(%v): negative", d)
 		}
@@ -71,59 +75,13 @@ func newBudget(d time.Duration) *budget {
 // waits as long as the call takes. The call runs on a goroutine of its own,
 // with a context cancelled when the wait ends; its answer goes to a
 // buffered channel, so a call that answers after the wait ends leaves
-// nothing behind, and what it returns is never read. A call that did not
-// reach the store, or that the store held [Queued], for the whole budget
-// is abandoned (never sent) and fails with b.notSent, which the breaker
-// does not count.
+// nothing behind, and what it returns is never read (see withinOr for a
+// call whose answer must be given back). A call that did not reach the
+// store, or that the store held [Queued], for the whole budget is
+// abandoned (never sent) and fails with b.notSent, which the breaker does
+// not count.
 func within[T any](ctx context.Context, b *budget, call func(context.Context) (T, error)) (T, error) {
-	if b == nil {
-		return call(ctx)
-	}
-	mark := new(sendMark)
-	ctx = context.WithValue(ctx, sendMarkKey{}, mark)
-	ctx, cancel := context.WithTimeoutCause(ctx, b.d, b.timeout)
-	defer cancel()
-	type answer struct {
-		v   T
-		err error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		if !mark.enter() {
-			done <- answer{err: b.notSent}
-			return
-		}
-		v, err := call(ctx)
-		done <- answer{v, err}
-	}()
-	var zero T
-	select {
-	case a := <-done:
-		if a.err != nil && ctx.Err() != nil {
-			if context.Cause(ctx) == b.timeout && errors.Is(a.err, ErrNotSent) {
-				return zero, b.notSent
-			}
-			return zero, context.Cause(ctx) // say why the context ended
-		}
-		return a.v, a.err
-	case <-ctx.Done():
-	}
-	cause := context.Cause(ctx)
-	if cause != b.timeout {
-		mark.abandon()     // nobody waits for it: the store need not send it
-		return zero, cause // the request's own context ended first
-	}
-	select {
-	case a := <-done: // answered as the timer fired: the answer stands
-		if a.err == nil {
-			return a.v, nil
-		}
-	default:
-	}
-	if mark.abandon() {
-		return zero, b.notSent // still queued: shed, never sent
-	}
-	return zero, b.timeout
+	return withinOr(ctx, b, call, nil)
 }
 
 // allowWithin is store.AllowN within b.
@@ -169,50 +127,6 @@ const (
 	shed                        // the store never sent the call (ErrNotSent): busy, not failing
 	storeFailed                 // the store failed: the failure policy answers
 )
-
-// settle classifies how a store call ended with err, and tells the
-// breaker, if any, whose probe the call may have been: only the store's
-// own failures and its time budget count against it, not a call the store
-// did not send ([ErrNotSent]: shedding, answered by the failure policy
-// alone) while it answers others.
-func (l *Limiter) settle(ctx context.Context, err error, probe bool) callEnd {
-	end := storeFailed
-	switch {
-	case err == nil:
-		end = answered
-	case isCallError(err):
-		end = refused
-	case ctx.Err() != nil:
-		end = requestEnded
-	case errors.Is(err, ErrNotSent):
-		end = shed
-	}
-	if end == answered && (l.breaker != nil || l.debts != nil) {
-		l.lastAnswer.Store(l.now().UnixNano())
-	}
-	if l.breaker != nil {
-		switch {
-		case end == answered:
-			l.breaker.success(probe)
-		case end == storeFailed || end == shed && !l.answeredWithinBudget():
-			l.breaker.failure(l.now(), probe, err)
-		default:
-			l.breaker.release(probe)
-		}
-	}
-	return end
-}
-
-// answeredWithinBudget reports whether the store answered a call of the
-// limiter within the last time budget: a decision it did not send then
-// waited behind calls it answers (a flood on a slow store, load to shed),
-// whereas with no answer for that long the calls in flight are stuck (a
-// hung store), and what waits behind them counts against it too, so that
-// the breaker opens.
-func (l *Limiter) answeredWithinBudget() bool {
-	last := l.lastAnswer.Load()
-	return last != 0 && l.budget != nil && l.now().UnixNano()-last <= int64(l.budget.d)
-}
 
 // isCallError reports an error of the call's arguments rather than of the
 // store.

@@ -54,7 +54,7 @@ func routesFromFile(c config, opts ...ratelimit.Option) (*served, error) {
 		return nil, err
 	}
 	ip := ratelimit.KeyByIP(ratelimit.TrustProxies(cfg.TrustedProxies...))
-	report, err := reportRoute(c.store, 2*time.Second, append(opts, ratelimit.WithKeyFunc(ip))...)
+	report, err := reportRoute(c.store, 2*time.Second, append(c.inflight, ratelimit.WithKeyFunc(ip))...)
 	if err != nil {
 		return nil, err
 	}

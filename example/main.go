@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,7 +72,6 @@ func main() {
 		}
 		return
 	}
-	var fallback ratelimit.Store
 	// API keys reach Redis only as a keyed hash, whose secret every server
 	// sharing it must know: at least 16 random bytes, kept with your secrets.
 	keySecret := []byte(os.Getenv("RATELIMIT_KEY_SECRET"))
@@ -89,11 +89,7 @@ func main() {
 	} else if len(adminToken) < minAdminToken {
 		log.Fatalf("RATELIMIT_ADMIN_TOKEN holds %d bytes: want at least %d", len(adminToken), minAdminToken)
 	}
-	if *redisAddr != "" {
-		// While Redis fails, decide locally with a share of each limit.
-		fallback = memory.New(memory.WithMaxKeys(1_000_000))
-	}
-	s, err := app(config{store: store, rulesFile: *rulesFile, dryRun: *dryRun, fallback: fallback, instances: *instances,
+	s, err := app(config{store: store, rulesFile: *rulesFile, dryRun: *dryRun, instances: *instances,
 		keySecret: keySecret, zone: zone, trusted: trusted, adminToken: adminToken})
 	if err != nil {
 		log.Fatal(err)
@@ -120,12 +116,12 @@ type config struct {
 	store      ratelimit.Store
 	rulesFile  string // empty: the built-in routes
 	dryRun     bool
-	fallback   ratelimit.Store // nil: none
 	instances  int
-	keySecret  []byte         // empty: none (the memory store makes its own)
-	zone       *time.Location // of the daily quota; nil is UTC
-	trusted    []netip.Prefix // the proxies whose X-Forwarded-For is believed
-	adminToken string         // empty: the admin routes are off
+	inflight   []ratelimit.Option // the options of /report's in-flight limit (app)
+	keySecret  []byte             // empty: none (the memory store makes its own)
+	zone       *time.Location     // of the daily quota; nil is UTC
+	trusted    []netip.Prefix     // the proxies whose X-Forwarded-For is believed
+	adminToken string             // empty: the admin routes are off
 }
 
 // ipKey keys requests by client address, believing the trusted proxies.
@@ -179,11 +175,15 @@ func app(c config) (*served, error) {
 	if len(c.keySecret) > 0 {
 		opts = append(opts, ratelimit.WithKeySecret(c.keySecret))
 	}
-	if c.fallback != nil {
-		opts = append(opts, ratelimit.WithFallback(c.fallback, max(c.instances, 1)))
-	}
 	if c.dryRun {
 		opts = append(opts, ratelimit.WithDryRun())
+	}
+	// The in-flight limit of /report takes these; while Redis fails, each
+	// rate limit decides locally with its share (a count of running
+	// requests has none).
+	c.inflight = slices.Clip(opts)
+	if l, ok := c.store.(ratelimit.Local); c.instances > 1 && !(ok && l.Local()) {
+		opts = append(opts, ratelimit.WithInstances(c.instances))
 	}
 	var s *served
 	if c.rulesFile == "" {
@@ -240,7 +240,7 @@ func routes(c config, opts ...ratelimit.Option) (*served, error) {
 	if err != nil {
 		return nil, err
 	}
-	report, err := reportRoute(c.store, 2*time.Second, append(opts, ratelimit.WithKeyFunc(ip))...)
+	report, err := reportRoute(c.store, 2*time.Second, append(c.inflight, ratelimit.WithKeyFunc(ip))...)
 	if err != nil {
 		return nil, err
 	}

@@ -100,3 +100,28 @@ func TestReportRouteLimitsRunningReports(t *testing.T) {
 		}
 	})
 }
+
+// TestReportRouteDryRun: with -dry-run, a third report runs while two
+// hold their slots; with -instances, the route still builds (an in-flight
+// limit refuses WithInstances, so the app keeps it to the rate limits).
+func TestReportRouteDryRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memory.New(memory.WithSweepInterval(0))
+		defer store.Close()
+		s, err := app(config{store: store, dryRun: true, instances: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		for range 2 {
+			go s.handler.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/report", nil).WithContext(ctx))
+		}
+		synctest.Wait() // both reports running
+		rec := httptest.NewRecorder()
+		s.handler.ServeHTTP(rec, httptest.NewRequest("GET", "/report", nil)) // 2s of the bubble's time
+		if rec.Code != http.StatusOK || rec.Body.String() != "report ready\n" || rec.Header().Get("Retry-After") != "" {
+			t.Fatalf("a third report in dry run: %d %q %v; want it served", rec.Code, rec.Body.String(), rec.Header())
+		}
+	})
+}

@@ -29,7 +29,9 @@ var ErrSlotLost = errors.New("ratelimit/redis: the slot's lease expired before i
 // per key of slot IDs and the ends of their leases, in Redis's clock, so
 // that the slots of an instance that died expire with their leases. Every
 // step is idempotent (a slot's ID is chosen here), so a resent call counts
-// once.
+// once. With an error, the Slot holds the ID all the same: the script may
+// have run with its reply lost (a timeout), and releasing the ID frees the
+// slot it may have taken.
 func (s *Store) Acquire(ctx context.Context, key string, limit int, lease time.Duration) (ratelimit.Slot, error) {
 	if key == "" {
 		return ratelimit.Slot{}, ratelimit.ErrEmptyKey
@@ -38,8 +40,11 @@ func (s *Store) Acquire(ctx context.Context, key string, limit int, lease time.D
 	rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
 	ok, n, err := s.slotCall(ctx, key, "a", id, limit, lease)
-	if err != nil || !ok {
-		return ratelimit.Slot{Running: n}, err
+	if err != nil { // the script may have run: the ID lets the caller release its slot
+		return ratelimit.Slot{ID: id}, err
+	}
+	if !ok {
+		return ratelimit.Slot{Running: n}, nil
 	}
 	return ratelimit.Slot{Acquired: true, ID: id, Running: n}, nil
 }
@@ -54,9 +59,17 @@ func (s *Store) Renew(ctx context.Context, key string, slot ratelimit.Slot, leas
 	return err
 }
 
-// Release implements [ratelimit.SlotStore].
+// releasedMemory is how long a release of a slot ID that is not held is
+// remembered, so that its Acquire, if it runs after all, takes nothing:
+// such an Acquire was sent before its release, and both wait in the
+// server's buffers for the same stall to end.
+const releasedMemory = time.Minute
+
+// Release implements [ratelimit.SlotStore]. Releasing an ID that is not
+// held (an Acquire that failed may or may not have run) makes its Acquire
+// take nothing if it runs later, for a minute.
 func (s *Store) Release(ctx context.Context, key string, slot ratelimit.Slot) error {
-	_, _, err := s.slotCall(ctx, key, "r", slot.ID, 0, 0)
+	_, _, err := s.slotCall(ctx, key, "r", slot.ID, 0, releasedMemory)
 	return err
 }
 
@@ -67,7 +80,8 @@ func (s *Store) slotCall(ctx context.Context, key, op, id string, limit int, lea
 	}
 	tag := slotTag(afterNamespace(key))
 	rk := s.prefix + "if:" + string(tag[:]) + key
-	v, err := inflightScript.Run(ctx, s.client, []string{rk}, op, id, limit, max(lease.Milliseconds(), 1)).Int64Slice()
+	released := s.prefix + "ifr:" + string(tag[:]) + key // the same hash tag: the same Cluster slot
+	v, err := inflightScript.Run(ctx, s.client, []string{rk, released}, op, id, limit, max(lease.Milliseconds(), 1)).Int64Slice()
 	if err != nil {
 		return false, 0, fmt.Errorf("ratelimit/redis: inflight.lua: %w", classify(err, s.addr()))
 	}

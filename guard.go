@@ -1,0 +1,149 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+)
+
+// guard is what stands between a caller and its store: the time budget of
+// each call, the breaker in front of the store and the clock the breaker
+// reads. A Limiter's pass and an InFlight limit each hold one, so that a
+// store call is bounded, counted and classified the same way whoever
+// makes it: enter, call within the budget, settle.
+type guard struct {
+	budget  *budget  // the store call's time budget; nil for none
+	breaker *Breaker // nil for none
+	now     func() time.Time
+	// lastAnswer is when the store last answered, in Unix ns, kept when
+	// track is set (a breaker or a fallback's debts read it).
+	lastAnswer atomic.Int64
+	track      bool
+}
+
+// enter reports whether a call may go to the store: whether it is the
+// probe of a half-open breaker (to be ended by settle), or the error of
+// the open breaker that keeps it from the store.
+func (g *guard) enter() (probe bool, err error) {
+	if g.breaker == nil {
+		return false, nil
+	}
+	ok, probe := g.breaker.allow(g.now())
+	if !ok {
+		return false, g.breaker.openError()
+	}
+	return probe, nil
+}
+
+// settle classifies how a store call made for ctx ended with err, and
+// tells the breaker, if any, whose probe the call may have been: only the
+// store's own failures and its time budget count against it, not a call
+// the store did not send ([ErrNotSent]: shedding, answered by the failure
+// policy alone) while it answers others.
+func (g *guard) settle(ctx context.Context, err error, probe bool) callEnd {
+	end := storeFailed
+	switch {
+	case err == nil:
+		end = answered
+	case isCallError(err):
+		end = refused
+	case ctx.Err() != nil:
+		end = requestEnded
+	case errors.Is(err, ErrNotSent):
+		end = shed
+	}
+	if end == answered && g.track {
+		g.lastAnswer.Store(g.now().UnixNano())
+	}
+	if g.breaker != nil {
+		switch {
+		case end == answered:
+			g.breaker.success(probe)
+		case end == storeFailed || end == shed && !g.answeredWithinBudget():
+			g.breaker.failure(g.now(), probe, err)
+		default:
+			g.breaker.release(probe)
+		}
+	}
+	return end
+}
+
+// answeredWithinBudget reports whether the store answered a call within
+// the last time budget: a decision it did not send then waited behind
+// calls it answers (a flood on a slow store, load to shed), whereas with
+// no answer for that long the calls in flight are stuck (a hung store),
+// and what waits behind them counts against it too, so that the breaker
+// opens.
+func (g *guard) answeredWithinBudget() bool {
+	last := g.lastAnswer.Load()
+	return last != 0 && g.budget != nil && g.now().UnixNano()-last <= int64(g.budget.d)
+}
+
+// withinOr is [within] for a call whose answer holds something to give
+// back, such as an in-flight slot: every answer it does not return, one
+// that came after the wait ended or that the caller's context made moot,
+// goes to late, on a goroutine other than the caller's (the call's own,
+// when the answer comes after the wait). late may be nil.
+func withinOr[T any](ctx context.Context, b *budget, call func(context.Context) (T, error), late func(T, error)) (T, error) {
+	if b == nil {
+		return call(ctx)
+	}
+	mark := new(sendMark)
+	ctx = context.WithValue(ctx, sendMarkKey{}, mark)
+	ctx, cancel := context.WithTimeoutCause(ctx, b.d, b.timeout)
+	defer cancel()
+	type answer struct {
+		v   T
+		err error
+	}
+	done := make(chan answer, 1)
+	var state atomic.Int32 // 0 waiting, 1 answered, 2 the wait ended first: late takes the answer
+	go func() {
+		var a answer
+		if !mark.enter() {
+			a.err = b.notSent
+		} else {
+			a.v, a.err = call(ctx)
+		}
+		if state.CompareAndSwap(0, 1) {
+			done <- a
+		} else if late != nil {
+			late(a.v, a.err)
+		}
+	}()
+	drop := func(a answer) {
+		if late != nil {
+			go late(a.v, a.err)
+		}
+	}
+	var zero T
+	select {
+	case a := <-done:
+		if a.err != nil && ctx.Err() != nil {
+			drop(a)
+			if context.Cause(ctx) == b.timeout && errors.Is(a.err, ErrNotSent) {
+				return zero, b.notSent
+			}
+			return zero, context.Cause(ctx) // say why the context ended
+		}
+		return a.v, a.err
+	case <-ctx.Done():
+	}
+	cause := context.Cause(ctx)
+	if !state.CompareAndSwap(0, 2) { // answered as the wait ended
+		a := <-done
+		if cause == b.timeout && a.err == nil {
+			return a.v, nil // ready when the budget's timer fired: the answer stands
+		}
+		drop(a)
+	}
+	if cause != b.timeout {
+		mark.abandon()     // nobody waits for it: the store need not send it
+		return zero, cause // the request's own context ended first
+	}
+	if mark.abandon() {
+		return zero, b.notSent // still queued: shed, never sent
+	}
+	return zero, b.timeout
+}

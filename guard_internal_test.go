@@ -1,0 +1,96 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// TestWithinOrGivesBackWhatItDoesNotReturn: an answer within returns is
+// the caller's; every other (late, or moot because the caller's context
+// ended) goes to late exactly once, on another goroutine.
+func TestWithinOrGivesBackWhatItDoesNotReturn(t *testing.T) {
+	errStore := errors.New("store failed")
+	for _, tt := range []struct {
+		name     string
+		answerAt time.Duration // when the call answers
+		err      error         // what it answers with
+		cancelAt time.Duration // when the caller's context is cancelled; 0: never
+		wantV    int
+		wantErr  error
+		wantLate []int // the answers late got
+	}{
+		{name: "an answer in time is returned", answerAt: 10 * time.Millisecond, wantV: 7},
+		{name: "a failure in time is returned", answerAt: 10 * time.Millisecond, err: errStore, wantErr: errStore},
+		{name: "an answer after the budget goes to late", answerAt: time.Second, wantErr: ErrTimeout, wantLate: []int{7}},
+		{name: "a failure after the budget goes to late too", answerAt: time.Second, err: errStore, wantErr: ErrTimeout, wantLate: []int{7}},
+		{name: "an answer after the caller left goes to late", answerAt: 30 * time.Millisecond, cancelAt: 20 * time.Millisecond,
+			wantErr: context.Canceled, wantLate: []int{7}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				if tt.cancelAt > 0 {
+					time.AfterFunc(tt.cancelAt, cancel)
+				}
+				var mu sync.Mutex
+				var late []int
+				v, err := withinOr(ctx, newBudget(100*time.Millisecond), func(context.Context) (int, error) {
+					time.Sleep(tt.answerAt) // the store's time, in the bubble
+					return 7, tt.err
+				}, func(v int, _ error) {
+					mu.Lock()
+					late = append(late, v)
+					mu.Unlock()
+				})
+				if tt.wantErr == nil && (err != nil || v != tt.wantV) || tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+					t.Fatalf("withinOr = %d, %v; want %d, %v", v, err, tt.wantV, tt.wantErr)
+				}
+				time.Sleep(2 * time.Second) // every call answered, in the bubble
+				synctest.Wait()
+				mu.Lock()
+				defer mu.Unlock()
+				if !slices.Equal(late, tt.wantLate) {
+					t.Fatalf("late got %v, want %v", late, tt.wantLate)
+				}
+			})
+		})
+	}
+}
+
+// TestGuardSettleTellsTheBreaker: a store failure counts against the
+// breaker, an answer resets it, a refused call and an ended request do
+// neither; enter then keeps calls from an open breaker's store.
+func TestGuardSettleTellsTheBreaker(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	g := guard{breaker: NewBreaker(2, time.Minute), now: func() time.Time { return now }}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, step := range []struct {
+		ctx  context.Context
+		err  error
+		want callEnd
+	}{
+		{context.Background(), errors.New("down"), storeFailed},
+		{context.Background(), nil, answered}, // resets the count
+		{context.Background(), errors.New("down"), storeFailed},
+		{context.Background(), ErrInvalidCost, refused},
+		{ended, context.Canceled, requestEnded},
+	} {
+		if _, err := g.enter(); err != nil {
+			t.Fatalf("enter: %v before the breaker opened", err)
+		}
+		if got := g.settle(step.ctx, step.err, false); got != step.want {
+			t.Fatalf("settle(%v) = %d, want %d", step.err, got, step.want)
+		}
+	}
+	g.settle(context.Background(), errors.New("down"), false) // the second in a row
+	if _, err := g.enter(); !errors.Is(err, ErrBreakerOpen) {
+		t.Fatalf("enter after 2 failures in a row: %v, want ErrBreakerOpen", err)
+	}
+}

@@ -1,0 +1,201 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// The pass of a request through an InFlight limit: skip → key → slot,
+// taken within the time budget and behind the breaker (guard.go) →
+// failure policy → headers → denial, or next with the slot, given back
+// when it returns.
+
+// Handler returns next wrapped in the limit: next runs only with a slot of
+// its key, given back when next returns or panics. The headers say the
+// limit (X-RateLimit-Limit) and the slots left (X-RateLimit-Remaining); a
+// request without a slot gets 429 with a Retry-After of about how long
+// the key's requests run (a moving average, at least 1 s), or runs without
+// one in dry run.
+//
+// The slot is asked for within the time budget, behind the breaker. A
+// store that fails, does not answer in time or whose breaker is open lets
+// the request run without a slot, or answers 503 with [WithFailClosed]. A
+// client that went away is never served. A slot nobody uses is given back:
+// one the store grants after the budget (by the goroutine that read the
+// answer), one an Acquire that failed may have taken (a store that names
+// it, such as store/redis), one granted to a client that went away.
+func (f *InFlight) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f.skip != nil && f.skip(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		key, err := requestKey(f.keyFunc, r)
+		if err != nil {
+			writeKeyError(w, err)
+			return
+		}
+		sk, err := f.storeKey(key)
+		if err != nil { // ErrNoKeySecret: a key function of an adapter's, on a shared store
+			f.onError(r, err)
+			http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
+			return
+		}
+		start := time.Now()
+		slot, end, err := f.acquire(r, sk)
+		latency := time.Since(start)
+		switch end {
+		case requestEnded:
+			if errors.Is(r.Context().Err(), context.Canceled) {
+				return // gone: neither served nor told
+			}
+			// past its own deadline: the failure policy answers, as a Limiter's
+		case refused:
+			f.told(r, key, Slot{}, err, latency)
+			f.onError(r, err)
+			http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
+			return
+		}
+		f.told(r, key, slot, err, latency)
+		if end != answered {
+			f.onError(r, err)
+			if f.closed {
+				http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set(headerLimit, strconv.Itoa(f.max))
+		h.Set(headerRemaining, strconv.Itoa(max(0, f.max-slot.Running)))
+		if !slot.Acquired {
+			if f.dryRun {
+				f.logWouldDeny(r)
+				next.ServeHTTP(w, r)
+				return
+			}
+			h.Set(headerRetryAfter, strconv.FormatInt(f.retryAfter(), 10))
+			if f.deny != nil {
+				f.deny.ServeHTTP(w, r)
+				return
+			}
+			http.Error(w, http.StatusText(http.StatusTooManyRequests), http.StatusTooManyRequests)
+			return
+		}
+		stop := f.keepAlive(r, sk, slot)
+		defer func() {
+			stop()
+			f.release(r, sk, slot)
+			f.ran(time.Since(start))
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// acquire asks the store for a slot of sk for r, within the time budget
+// and behind the breaker, and says how the call ended. Only an answered
+// call returns a slot: every other slot the call took is given back.
+func (f *InFlight) acquire(r *http.Request, sk string) (Slot, callEnd, error) {
+	ctx := r.Context()
+	if err := ctx.Err(); err != nil {
+		return Slot{}, requestEnded, err // ended before the store was asked
+	}
+	probe, err := f.enter()
+	if err != nil {
+		return Slot{}, storeFailed, err
+	}
+	slot, err := withinOr(ctx, f.budget, func(ctx context.Context) (Slot, error) {
+		return f.store.Acquire(ctx, sk, f.max, f.lease)
+	}, func(late Slot, err error) { f.giveBack(r, sk, late, err) })
+	end := f.settle(ctx, err, probe)
+	switch {
+	case end != answered:
+		if slot.ID != "" { // a failed Acquire that may have taken it
+			go f.giveBack(r, sk, slot, err)
+		}
+		return Slot{}, end, err
+	case ctx.Err() != nil: // the client left as the store answered
+		if slot.Acquired {
+			f.release(r, sk, slot)
+		}
+		return Slot{}, requestEnded, ctx.Err()
+	}
+	return slot, answered, nil
+}
+
+// giveBack releases slot, the answer (with err) of an Acquire that nobody
+// uses, on the goroutine that read it: the store granted it after the time
+// budget, or failed after it may have taken it. It waits for the store at
+// most a lease, after which the slot lapses anyway.
+func (f *InFlight) giveBack(r *http.Request, sk string, slot Slot, err error) {
+	if !slot.Acquired && (err == nil || slot.ID == "") {
+		return // nothing taken
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), f.lease)
+	defer cancel()
+	if err := f.store.Release(ctx, sk, slot); err != nil {
+		f.onError(r, fmt.Errorf("ratelimit: in-flight slot of a late or failed Acquire not given back, it lapses with its lease: %w", err))
+	}
+}
+
+// release gives back r's slot within the time budget; a release that
+// fails or does not answer in time is told to the error handler (the slot
+// lapses with its lease) and counts against the breaker.
+func (f *InFlight) release(r *http.Request, sk string, slot Slot) {
+	ctx := context.WithoutCancel(r.Context())
+	_, err := withinOr(ctx, f.budget, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, f.store.Release(ctx, sk, slot)
+	}, nil)
+	if f.settle(ctx, err, false) != answered {
+		f.onError(r, fmt.Errorf("ratelimit: in-flight slot not released, it lapses with its lease: %w", err))
+	}
+}
+
+// renew holds slot for a lease more, within the time budget and behind
+// the breaker.
+func (f *InFlight) renew(ctx context.Context, sk string, slot Slot) error {
+	probe, err := f.enter()
+	if err != nil {
+		return fmt.Errorf("ratelimit: in-flight slot not renewed: %w", err)
+	}
+	_, err = withinOr(ctx, f.budget, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, f.store.Renew(ctx, sk, slot, f.lease)
+	}, nil)
+	if f.settle(ctx, err, probe) != answered {
+		return fmt.Errorf("ratelimit: in-flight slot not renewed: %w", err)
+	}
+	return nil
+}
+
+// keepAlive renews slot every third of the lease until stop is called; a
+// renewal that fails is told to the error handler, and the request runs
+// on (its slot may lapse, and another request take it).
+func (f *InFlight) keepAlive(r *http.Request, sk string, slot Slot) (stop func()) {
+	if f.local {
+		return func() {} // a process's own slots die with it: no lease to renew
+	}
+	ctx := context.WithoutCancel(r.Context())
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(f.lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if err := f.renew(ctx, sk, slot); err != nil {
+					f.onError(r, err)
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-ended }
+}
