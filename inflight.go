@@ -114,7 +114,7 @@ func NewInFlight(store SlotStore, max int, opts ...Option) (*InFlight, error) {
 	}
 	f := &InFlight{store: store, max: max, name: c.name, keyFunc: c.keyFunc, lease: c.lease,
 		deny: c.deny, onError: c.onError, closed: c.failClosed, skip: c.skip, dryRun: c.dryRun,
-		observer: c.observer, guard: guard{breaker: c.breaker, now: time.Now}, local: local}
+		observer: c.observer, guard: guard{breaker: c.breaker, now: time.Now, track: c.breaker != nil}, local: local}
 	if f.name == "" {
 		f.name = "inflight"
 	}

@@ -46,7 +46,6 @@ type Limiter struct {
 	fallback   Store // Local
 	instances  int
 	debts      *debtLedger           // the fallback's admissions, charged to the store
-	lastAnswer atomic.Int64          // when the store last answered, in Unix ns; with a breaker or fallback
 	defaultKey bool                  // keyFunc is KeyByIP(): no WithKeyFunc (decide.go)
 	blockFor   time.Duration         // WithBlock's; 0 without (block.go)
 	blockLimit Limit                 // the limit of a block's budget
@@ -148,6 +147,7 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	if l.fallback != nil || c.charges {
 		l.debts = newDebtLedger(DefaultDenyCacheKeys)
 	}
+	l.track = l.breaker != nil || l.debts != nil // they read when the store last answered
 	if c.blockFor > 0 {
 		if c.maxDelay > 0 {
 			return nil, errors.New("ratelimit: New: WithBlock does not combine with WithMaxDelay")
