@@ -171,12 +171,9 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 	if ctx.Err() != nil { // the request ended before the store was asked
 		return l.ended(ctx, p, ctx.Err(), 0)
 	}
-	probe := false
-	if l.breaker != nil {
-		var ok bool
-		if ok, probe = l.breaker.allow(now); !ok {
-			return l.fallBack(ctx, p, l.breaker.openError(), 0)
-		}
+	probe, err := l.enter() // guard.go: the breaker
+	if err != nil {
+		return l.fallBack(ctx, p, err, 0)
 	}
 	if l.debts != nil && p.op == take {
 		l.chargeDebts(p)
@@ -188,7 +185,7 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 	if l.countIf != nil && p.op == take || p.op == book {
 		p.sent = time.Now()
 	}
-	err := l.call(ctx, p)
+	err = l.call(ctx, p)
 	var latency time.Duration
 	if l.observer.Decision != nil {
 		latency = time.Since(start)
