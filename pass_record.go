@@ -1,0 +1,92 @@
+package ratelimit
+
+// The pass's last stage: what the store answered recorded (blocks, the
+// deny cache, debts paid) and summed up into one outcome; a request whose
+// own context ended.
+
+import (
+	"context"
+	"time"
+)
+
+// record completes the outcome of p, which the store answered: blocks,
+// the deny cache, the debts paid.
+func (l *Limiter) record(ctx context.Context, p *pass, now time.Time, latency time.Duration) outcome {
+	if p.op == reset {
+		l.forgetAll(ctx, p) // reset.go
+		return outcome{end: decided, latency: latency}
+	}
+	if p.op == charge || p.op == refund { // the key's waits have changed: ask the store next time
+		for _, t := range p.takes {
+			if l.denies != nil {
+				l.denies.forget(t.Key)
+			}
+		}
+		return outcome{end: decided, latency: latency}
+	}
+	if l.blockFor > 0 {
+		l.applyBlocks(ctx, p) // block.go
+	}
+	switch {
+	case l.denies != nil && l.blockFor > 0:
+		l.recordBlocked(p, now)
+	case l.denies != nil && p.op == take:
+		for i, t := range p.takes {
+			l.denies.record(t.Key, t.N, now, p.results[i])
+		}
+	}
+	o := l.summarize(p, outcome{latency: latency})
+	if l.debts != nil { // settle noted when the store answered
+		if o.res.Allowed {
+			for i, t := range p.takes {
+				l.debts.paid(t.Key, p.owed[i])
+			}
+		}
+	}
+	return o
+}
+
+// summarize completes o with p's results: the request passes if all
+// allowed, and the headers describe the most constraining.
+func (l *Limiter) summarize(p *pass, o outcome) outcome {
+	o.end = decided
+	o.plan = p.plan
+	if l.funcPolicies && l.allNames != nil && (l.headers == HeadersIETF || l.headers == HeadersBoth) {
+		o.policyList = l.funcPolicyList(p)
+	}
+	o.best = mostConstraining(p.results)
+	o.res = p.results[o.best]
+	for _, r := range p.results {
+		if !r.Allowed {
+			o.res.Allowed = false
+		}
+	}
+	if o.res.Allowed {
+		o.res.RetryAfter = 0
+	}
+	return o
+}
+
+// violated returns the names of the policies that denied p.
+func (l *Limiter) violated(p *pass) []string {
+	var names []string
+	for i, r := range p.results {
+		if !r.Allowed {
+			if names == nil && i == len(p.results)-1 {
+				return l.policies[i].alone
+			}
+			names = append(names, l.policies[i].name)
+		}
+	}
+	return names
+}
+
+// ended answers a request whose own context ended: a client that went
+// away is not served; a request past its own deadline gets the failure
+// policy, without blaming the store.
+func (l *Limiter) ended(ctx context.Context, p *pass, err error, latency time.Duration) outcome {
+	if ctx.Err() == context.Canceled {
+		return outcome{end: gone, err: err}
+	}
+	return l.fallBack(ctx, p, err, latency)
+}
