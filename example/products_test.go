@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,8 +74,12 @@ func TestDailyQuotaPointsAtMidnight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Date(2026, time.December, 3, 23, 0, 0, 0, zone)
-	store := memory.New(memory.WithClock(func() time.Time { return now }))
+	// The store's sweeper reads the clock on a goroutine of its own: the
+	// test moves it through an atomic, never a variable both touch.
+	var clock atomic.Pointer[time.Time]
+	setNow := func(t time.Time) { clock.Store(&t) }
+	setNow(time.Date(2026, time.December, 3, 23, 0, 0, 0, zone))
+	store := memory.New(memory.WithClock(func() time.Time { return *clock.Load() }))
 	defer store.Close()
 	api, err := newAPI(store, zone)
 	if err != nil {
@@ -83,13 +88,14 @@ func TestDailyQuotaPointsAtMidnight(t *testing.T) {
 	h := withPlan(api.Handler(text("ok")))
 	for i := range 1000 {
 		if i%60 == 0 {
-			now = now.Add(time.Minute)
+			setNow(clock.Load().Add(time.Minute))
 		}
 		if w := get(h, "/api/items", "k-daily"); w.Code != 200 {
 			t.Fatalf("request %d: %d", i+1, w.Code)
 		}
 	}
-	now = now.Add(time.Minute) // the minute's budget is back, the day's is not
+	now := clock.Load().Add(time.Minute) // the minute's budget is back, the day's is not
+	setNow(now)
 	w := get(h, "/api/items", "k-daily")
 	midnight := time.Date(2026, time.December, 4, 0, 0, 0, 0, zone)
 	want := strconv.Itoa(int(midnight.Sub(now) / time.Second))
