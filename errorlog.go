@@ -3,7 +3,6 @@ package ratelimit
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -48,7 +47,7 @@ func (l *Limiter) logError(r *http.Request, err error) {
 		return
 	}
 	ctx, args := requestArgs(r, "limiter", l.name, "err", err, "policy", l.failurePolicy(), "suppressed", suppressed)
-	slog.ErrorContext(ctx, "ratelimit: request not decided by the store", args...)
+	l.logger().ErrorContext(ctx, "ratelimit: request not decided by the store", args...)
 }
 
 // requestArgs returns the context to log r with, and args with r's method
@@ -68,7 +67,7 @@ func (l *Limiter) logMisconfigured(r *http.Request, err error) {
 		return
 	}
 	ctx, args := requestArgs(r, "limiter", l.name, "err", err, "policy", l.failurePolicy(), "suppressed", suppressed)
-	slog.ErrorContext(ctx, "ratelimit: the store is misconfigured: every decision fails until its configuration is fixed", args...)
+	l.logger().ErrorContext(ctx, "ratelimit: the store is misconfigured: every decision fails until its configuration is fixed", args...)
 }
 
 // logWouldDeny logs a request that dry run let through over its limit, at
@@ -79,7 +78,7 @@ func (l *Limiter) logWouldDeny(r *http.Request, res Result) {
 		return
 	}
 	ctx, args := requestArgs(r, "limiter", l.name, "limit", res.Limit.String(), "retry_after", res.RetryAfter, "suppressed", suppressed)
-	slog.InfoContext(ctx, "ratelimit: dry run: would deny", args...)
+	l.logger().InfoContext(ctx, "ratelimit: dry run: would deny", args...)
 }
 
 // failurePolicy names what answers a request the store did not decide.

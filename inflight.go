@@ -90,8 +90,13 @@ func NewInFlight(store SlotStore, max int, opts ...Option) (*InFlight, error) {
 	}
 	f.space = newKeyspace(f.name, secret, c.plainKeys)
 	if f.onError == nil {
+		own := c.logger
 		f.onError = func(r *http.Request, err error) {
-			slog.ErrorContext(r.Context(), "ratelimit: in-flight slot not decided by the store", "limiter", f.name, "err", err)
+			logger := own
+			if logger == nil {
+				logger = slog.Default()
+			}
+			logger.ErrorContext(r.Context(), "ratelimit: in-flight slot not decided by the store", "limiter", f.name, "err", err)
 		}
 	}
 	return f, nil

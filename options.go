@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"reflect"
 	"time"
@@ -39,6 +40,7 @@ type config struct {
 	blockFor   time.Duration         // WithBlock
 	countIf    func(status int) bool // WithCountIf
 	charges    bool                  // WithCharges
+	logger     *slog.Logger          // WithLogger (logger.go)
 
 	maxDelay time.Duration // WithMaxDelay (shaping.go)
 	lease    time.Duration // WithLease (inflight.go)
@@ -94,7 +96,7 @@ func WithDenyHandler(h http.Handler) Option {
 // request's own deadline), and bad costs. It observes; the limiter answers
 // the request itself (it lets it through failing open, or writes 503 or
 // 500). The default logs with log/slog at level Error, at most once a
-// second.
+// second (see [WithLogger]).
 func WithErrorHandler(f func(r *http.Request, err error)) Option {
 	return func(c *config) error {
 		if f == nil {
