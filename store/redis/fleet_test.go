@@ -18,7 +18,7 @@ func fleetOf(t *testing.T, s server, n int, limit ratelimit.Limit, opts ...ratel
 	var ls []*ratelimit.Limiter
 	for range n {
 		l, err := ratelimit.New(redisstore.New(c, redisstore.WithPrefix(pre)), limit,
-			append(opts, ratelimit.WithName("login"), ratelimit.WithKeySecret([]byte("the fleet's secret")), ratelimit.WithTimeout(time.Minute))...)
+			append(opts, ratelimit.WithName("login"), ratelimit.WithKeySecret([]byte("the fleet's secret")), ratelimit.WithTimeout(time.Minute), ratelimit.WithLogger(testLogger(t)))...)
 		if err != nil {
 			t.Fatal(err)
 		}
