@@ -66,6 +66,7 @@ type Breaker struct {
 	openedAt time.Time // the start of the current cool-down
 	probing  bool      // a probe is in flight
 	onChange []func(BreakerState)
+	log      atomic.Pointer[slog.Logger] // a limiter's WithLogger; nil for slog's default (logger.go)
 }
 
 // NewBreaker returns a closed Breaker that opens after failures
@@ -178,9 +179,9 @@ func (b *Breaker) setLocked(s BreakerState) {
 	b.state.Store(int32(s))
 	switch {
 	case s == BreakerOpen && was == BreakerClosed:
-		slog.Warn("ratelimit: store failing, breaker open: the failure policy answers", "failures", b.failures, "cool_down", b.coolDown)
+		b.logger().Warn("ratelimit: store failing, breaker open: the failure policy answers", "failures", b.failures, "cool_down", b.coolDown)
 	case s == BreakerClosed:
-		slog.Info("ratelimit: store answers again, breaker closed")
+		b.logger().Info("ratelimit: store answers again, breaker closed")
 	}
 	for _, f := range b.onChange {
 		f(s)
@@ -191,7 +192,7 @@ func (b *Breaker) setLocked(s BreakerState) {
 // one store may share one. The default for a store that is not [Local] is
 // a breaker of its own per limiter, NewBreaker([DefaultBreakerFailures],
 // [DefaultBreakerCoolDown]); nil turns it off. Changes of state are logged
-// once each by the breaker, with log/slog, and told to [Observer].BreakerChange.
+// once each by the breaker, with log/slog (see [WithLogger]), and told to [Observer].BreakerChange.
 // An [InFlight] limit takes it too, with the same default.
 func WithBreaker(b *Breaker) Option {
 	return func(c *config) error {

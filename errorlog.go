@@ -3,7 +3,6 @@ package ratelimit
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"sync"
 	"syscall"
@@ -53,7 +52,7 @@ func (l *Limiter) logError(r *http.Request, err error) {
 		msg += ": it refused the connection" // nothing listens there: down, or a wrong address
 	}
 	ctx, args := requestArgs(r, "limiter", l.name, "err", err, "policy", l.failurePolicy(), "suppressed", suppressed)
-	slog.ErrorContext(ctx, msg, args...)
+	l.logger().ErrorContext(ctx, msg, args...)
 }
 
 // requestArgs returns the context to log r with, and args with r's method
@@ -73,7 +72,7 @@ func (l *Limiter) logMisconfigured(r *http.Request, err error) {
 		return
 	}
 	ctx, args := requestArgs(r, "limiter", l.name, "err", err, "policy", l.failurePolicy(), "suppressed", suppressed)
-	slog.ErrorContext(ctx, "ratelimit: the store is misconfigured: every decision fails until its configuration is fixed", args...)
+	l.logger().ErrorContext(ctx, "ratelimit: the store is misconfigured: every decision fails until its configuration is fixed", args...)
 }
 
 // logWouldDeny logs a request that dry run let through over its limit, at
@@ -84,7 +83,7 @@ func (l *Limiter) logWouldDeny(r *http.Request, res Result) {
 		return
 	}
 	ctx, args := requestArgs(r, "limiter", l.name, "limit", res.Limit.String(), "retry_after", res.RetryAfter, "suppressed", suppressed)
-	slog.InfoContext(ctx, "ratelimit: dry run: would deny", args...)
+	l.logger().InfoContext(ctx, "ratelimit: dry run: would deny", args...)
 }
 
 // failurePolicy names what answers a request the store did not decide.

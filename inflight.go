@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -62,11 +63,12 @@ type InFlight struct {
 	typical  atomic.Int64 // how long a request runs, ns: a moving average (inflight_retry.go)
 	errLog   throttledLog
 	dryLog   throttledLog
+	log      *slog.Logger // WithLogger's; nil for slog's default
 }
 
 // inFlightOptions are the options [NewInFlight] takes.
 var inFlightOptions = optionsOf(optName, optKeyFunc, optKeySecret, optPlainKeys, optDenyHandler,
-	optErrorHandler, optFailClosed, optFailOpen, optLease, optObserver, optTimeout, optBreaker, optSkip, optDryRun)
+	optErrorHandler, optFailClosed, optFailOpen, optLease, optObserver, optTimeout, optBreaker, optSkip, optDryRun, optLogger)
 
 // NewInFlight returns a limit of max requests of a key running at once on
 // store. It takes these options, and refuses the others with an error
@@ -114,7 +116,7 @@ func NewInFlight(store SlotStore, max int, opts ...Option) (*InFlight, error) {
 	}
 	f := &InFlight{store: store, max: max, name: c.name, keyFunc: c.keyFunc, lease: c.lease,
 		deny: c.deny, onError: c.onError, closed: c.failClosed, skip: c.skip, dryRun: c.dryRun,
-		observer: c.observer, guard: guard{breaker: c.breaker, now: time.Now, track: c.breaker != nil}, local: local}
+		observer: c.observer, guard: guard{breaker: c.breaker, now: time.Now, track: c.breaker != nil}, local: local, log: c.logger}
 	if f.name == "" {
 		f.name = "inflight"
 	}

@@ -70,7 +70,11 @@ func (f *InFlight) logError(r *http.Request, err error) {
 		policy = "fail closed"
 	}
 	ctx, args := requestArgs(r, "limiter", f.name, "err", err, "policy", policy, "suppressed", suppressed)
-	slog.ErrorContext(ctx, "ratelimit: in-flight slot not decided by the store", args...)
+	logger := f.log
+	if logger == nil {
+		logger = slog.Default()
+	}
+	logger.ErrorContext(ctx, "ratelimit: in-flight slot not decided by the store", args...)
 }
 
 // logWouldDeny logs a request that dry run let run without a slot, at

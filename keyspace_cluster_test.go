@@ -62,7 +62,10 @@ func TestLongKeysKeepTheirPoliciesInOneSlot(t *testing.T) {
 		store := redisstore.New(cc, redisstore.WithPrefix(prefix))
 		for _, n := range []int{20, 200} {
 			key := "x-api-key:" + strings.Repeat("j", n-len("x-api-key:"))
+			// A budget of a minute: the first call loads the script on a
+			// real cluster, on a machine that may be busy.
 			l := newLimiter(t, store, ratelimit.PerSecond(10), ratelimit.WithName("api"), ratelimit.WithKeySecret(secret),
+				ratelimit.WithTimeout(time.Minute),
 				ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-API-Key")),
 				ratelimit.WithPolicy(ratelimit.Policy{Name: "hourly", Limit: ratelimit.PerHour(100)}))
 			r := apiKeyRequest(strings.TrimPrefix(key, "x-api-key:"))

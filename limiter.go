@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -59,6 +60,8 @@ type Limiter struct {
 	errLog       throttledLog
 	misconfigLog throttledLog
 	dryLog       throttledLog
+	now          func() time.Time // time.Now; tests of the package set their own
+	log          *slog.Logger     // WithLogger's; nil for slog's default (logger.go)
 }
 
 // New returns a Limiter that takes tokens from store under limit, keying
@@ -123,6 +126,8 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 		dryRun:     c.dryRun,
 		countIf:    c.countIf,
 		charges:    c.charges,
+		now:        time.Now,
+		log:        c.logger,
 	}
 	if c.name != "" {
 		l.name = c.name
@@ -156,6 +161,9 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 		for i := range l.policies {
 			l.policies[i].blocks = newKeyCache()
 		}
+	}
+	if l.breaker != nil && c.logger != nil {
+		l.breaker.useLogger(c.logger)
 	}
 	if l.breaker != nil && l.observer.BreakerChange != nil {
 		change, name := l.observer.BreakerChange, l.name

@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"reflect"
 	"strings"
@@ -42,6 +43,7 @@ type config struct {
 	blockFor   time.Duration         // WithBlock
 	countIf    func(status int) bool // WithCountIf
 	charges    bool                  // WithCharges
+	logger     *slog.Logger          // WithLogger (logger.go)
 
 	maxDelay time.Duration // WithMaxDelay (shaping.go)
 	lease    time.Duration // WithLease (inflight.go)
@@ -80,6 +82,7 @@ const (
 	optFailOpen
 	optInstances
 	optDenyCacheMaxAge
+	optLogger
 	optionKinds // how many there are
 )
 
@@ -92,6 +95,7 @@ var optionNames = [optionKinds]string{
 	optPlainKeys: "WithPlainKeys", optBlock: "WithBlock", optCountIf: "WithCountIf",
 	optCharges: "WithCharges", optMaxDelay: "WithMaxDelay", optLease: "WithLease",
 	optFailOpen: "WithFailOpen", optInstances: "WithInstances", optDenyCacheMaxAge: "WithDenyCacheMaxAge",
+	optLogger: "WithLogger",
 }
 
 // optionSet is a set of option kinds.
@@ -112,7 +116,7 @@ func (s *optionSet) add(k optionKind) { *s |= 1 << k }
 var limiterOptions = optionsOf(optKeyFunc, optCost, optDenyHandler, optErrorHandler, optFailClosed,
 	optSkip, optName, optHeaders, optPolicy, optTimeout, optBreaker, optDenyCache, optFallback,
 	optObserver, optDryRun, optKeySecret, optPlainKeys, optBlock, optCountIf, optCharges, optMaxDelay,
-	optFailOpen, optInstances, optDenyCacheMaxAge)
+	optFailOpen, optInstances, optDenyCacheMaxAge, optLogger)
 
 // refuse returns an error naming the first option given that is not in
 // allowed, as constructor (such as "NewInFlight") reports it, with what
@@ -179,7 +183,7 @@ func WithDenyHandler(h http.Handler) Option {
 // request's own deadline), and bad costs. It observes; the limiter answers
 // the request itself (it lets it through failing open, or writes 503 or
 // 500). The default logs with log/slog at level Error, at most once a
-// second.
+// second (see [WithLogger]).
 func WithErrorHandler(f func(r *http.Request, err error)) Option {
 	return func(c *config) error {
 		c.given.add(optErrorHandler)

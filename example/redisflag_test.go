@@ -75,20 +75,30 @@ func TestRedisFlagReachesCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A client address of this run's own, so that the budget starts full.
-	client := fmt.Sprintf("198.51.100.%d:1234", time.Now().UnixNano()%250+1)
+	// A pair of requests from a client address of its own, so that the
+	// budget starts full. A request the store did not decide within the
+	// example's 100 ms budget (the first loads the script; a busy machine)
+	// fails open without headers: the pair is tried again, from another
+	// address, up to 5 times.
 	var remaining []string
-	for range 2 {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
-		r.RemoteAddr = client
-		w := httptest.NewRecorder()
-		s.handler.ServeHTTP(w, r)
-		cancel()
-		if w.Code != http.StatusOK {
-			t.Fatalf("GET / through the Cluster: %d", w.Code)
+	for try := range 5 {
+		client := fmt.Sprintf("198.51.100.%d:1234", (time.Now().UnixNano()+int64(try))%250+1)
+		remaining = remaining[:0]
+		for range 2 {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+			r.RemoteAddr = client
+			w := httptest.NewRecorder()
+			s.handler.ServeHTTP(w, r)
+			cancel()
+			if w.Code != http.StatusOK {
+				t.Fatalf("GET / through the Cluster: %d", w.Code)
+			}
+			remaining = append(remaining, w.Header().Get("X-RateLimit-Remaining"))
 		}
-		remaining = append(remaining, w.Header().Get("X-RateLimit-Remaining"))
+		if remaining[0] != "" && remaining[1] != "" {
+			break
+		}
 	}
 	t.Logf("X-RateLimit-Remaining through the Cluster: %s, then %s", remaining[0], remaining[1])
 	// The same budget, in the Cluster: the second request sees the first.

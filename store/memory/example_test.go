@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
@@ -20,14 +21,17 @@ func ExampleNew() {
 
 // A controlled clock makes refills testable without sleeping.
 func ExampleWithClock() {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	store := memory.New(memory.WithClock(func() time.Time { return now }))
+	// The store's sweeper reads the clock on a goroutine of its own, so the
+	// clock is moved atomically.
+	var now atomic.Int64
+	now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	store := memory.New(memory.WithClock(func() time.Time { return time.Unix(0, now.Load()) }))
 	defer store.Close()
 	ctx, limit := context.Background(), ratelimit.PerSecond(10).WithBurst(1)
 
 	first, _ := store.AllowN(ctx, "k", limit, 1)
 	second, _ := store.AllowN(ctx, "k", limit, 1)
-	now = now.Add(second.RetryAfter)
+	now.Add(int64(second.RetryAfter))
 	third, _ := store.AllowN(ctx, "k", limit, 1)
 	fmt.Println(first.Allowed, second.Allowed, second.RetryAfter, third.Allowed)
 	// Output: true false 100ms true

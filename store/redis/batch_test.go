@@ -30,13 +30,7 @@ func TestBatchDecidesEachTakeInOrder(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				s := redisstore.New(srv.client(t), opts...)
-				// Learn Redis's clock, from a reply that came quickly once the
-				// script is loaded.
-				for range 3 {
-					if _, err := s.AllowN(bg, "clock", ratelimit.PerHour(1), 0); err != nil {
-						t.Fatal(err)
-					}
-				}
+				learnClock(t, s)
 				past, cancel := context.WithDeadline(bg, time.Now().Add(-time.Second))
 				defer cancel()
 				late := lateContext{past}

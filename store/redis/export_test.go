@@ -99,3 +99,7 @@ const (
 // ErrMissedWindow is the error of a decision whose calendar windows did
 // not hold Redis's clock.
 var ErrMissedWindow = errMissedWindow
+
+// ClockKnown reports whether s has learnt how far Redis's clock is from the
+// app's, which it needs to send a call's deadline.
+func ClockKnown(s *Store) bool { return s.skew.known.Load() }

@@ -192,6 +192,7 @@ func faultLimiter(t *testing.T, rec *recordingStore, limit ratelimit.Limit, ta *
 		ratelimit.WithKeySecret([]byte("the fault tests' key secret.....")),
 		ratelimit.WithCost(headerCost),
 		ratelimit.WithObserver(ta.observer()),
+		ratelimit.WithLogger(testLogger(t)),
 	}, opts...)
 	l, err := ratelimit.New(rec, limit, opts...)
 	if err != nil {

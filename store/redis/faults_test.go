@@ -3,7 +3,6 @@ package redis_test
 import (
 	"context"
 	"fmt"
-	"log"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -51,8 +50,8 @@ func TestFaultKillAndRestart(t *testing.T) {
 	if codes[http.StatusServiceUnavailable] != down {
 		t.Errorf("while Redis was down %d of %d requests got 503, want all (fail closed)", codes[http.StatusServiceUnavailable], down)
 	}
-	if slowest > 500*time.Millisecond {
-		t.Errorf("slowest request while down took %v, want within about the 100ms budget (< 500ms)", slowest)
+	if slowest > slack(500*time.Millisecond) {
+		t.Errorf("slowest request while down took %v, want within about the 100ms budget (< %v)", slowest, slack(500*time.Millisecond))
 	}
 	if !ta.opened() || callsDown > 15 {
 		t.Errorf("breaker opened: %v, %d store calls for %d requests; want it open, sparing the store", ta.opened(), callsDown, down)
@@ -63,8 +62,8 @@ func TestFaultKillAndRestart(t *testing.T) {
 	before := ta.get(ratelimit.FromStore, ratelimit.Allowed)
 	var afterRestart int
 	for ta.get(ratelimit.FromStore, ratelimit.Allowed) == before {
-		if time.Since(restarted) > 5*time.Second {
-			t.Fatalf("no decision by the store within 5s of the restart; decisions %v; errors %q", ta, rec.errorTexts())
+		if time.Since(restarted) > slack(5*time.Second) {
+			t.Fatalf("no decision by the store within %v of the restart; decisions %v; errors %q", slack(5*time.Second), ta, rec.errorTexts())
 		}
 		afterRestart++
 		request(h, "other", -1)
@@ -74,8 +73,8 @@ func TestFaultKillAndRestart(t *testing.T) {
 	admin := defaultClient(t, p.Addr())
 	calls := commandCalls(t, admin)
 	t.Logf("recovered %v after the restart (%d requests); the new server ran evalsha %d, eval %d times", recovered.Round(time.Millisecond), afterRestart, calls["evalsha"], calls["eval"])
-	if recovered > 3*time.Second {
-		t.Errorf("limiting resumed %v after the restart, want within about a second or two", recovered)
+	if recovered > slack(3*time.Second) {
+		t.Errorf("limiting resumed %v after the restart, want within about a second or two (< %v)", recovered, slack(3*time.Second))
 	}
 	for _, e := range rec.errorTexts() {
 		if strings.Contains(e, "NOSCRIPT") {
@@ -99,9 +98,10 @@ func TestFaultKillAndRestart(t *testing.T) {
 	}
 }
 
-// TestFaultDebugSleep stalls Redis for a second with DEBUG SLEEP, sent by
+// TestFaultDebugSleep stalls Redis for 3 s with DEBUG SLEEP, sent by
 // another client, under load: the decisions queued behind it reach it
-// after their deadline and take nothing.
+// after their deadline and take nothing, and no request waits out the
+// stall.
 func TestFaultDebugSleep(t *testing.T) {
 	p := startRedis(t, "--enable-debug-command", "local")
 	store := redisstore.New(defaultClient(t, p.Addr()))
@@ -116,13 +116,13 @@ func TestFaultDebugSleep(t *testing.T) {
 	ld.set(during)
 	admin := defaultClient(t, p.Addr())
 	start := time.Now()
-	if err := admin.Do(context.Background(), "debug", "sleep", "1").Err(); err != nil {
+	if err := admin.Do(context.Background(), "debug", "sleep", "3").Err(); err != nil {
 		ld.Stop()
 		t.Fatalf("DEBUG SLEEP: %v", err)
 	}
 	slept := time.Since(start)
 	ld.set(after)
-	waitFor(t, 3*time.Second, "breaker closed after the sleep", func() bool { return l.Breaker().State() == ratelimit.BreakerClosed })
+	waitFor(t, slack(3*time.Second), "breaker closed after the sleep", func() bool { return l.Breaker().State() == ratelimit.BreakerClosed })
 	time.Sleep(200 * time.Millisecond)
 	ld.Stop()
 	rec.wait(t)
@@ -130,14 +130,14 @@ func TestFaultDebugSleep(t *testing.T) {
 	t.Logf("DEBUG SLEEP returned after %v; decisions %v; Redis took %d tokens, refused %d late calls, %d other errors %q",
 		slept.Round(time.Millisecond), ta, rec.taken.Load(), rec.late.Load(), rec.failed.Load(), rec.errorTexts())
 
-	if m := ld.maxAll(); m > 500*time.Millisecond {
-		t.Errorf("slowest request took %v during a 1s stall; want within about the 100ms budget (< 500ms)", m)
+	if m := ld.maxAll(); m > slack(500*time.Millisecond) {
+		t.Errorf("slowest request took %v during a %v stall; want within about the 100ms budget (< %v)", m, slept.Round(time.Millisecond), slack(500*time.Millisecond))
 	}
 	if n := ld.requests(during) - ld.code(during, http.StatusOK); n != 0 {
 		t.Errorf("%d requests during the stall not answered 200 (fail open): %s", n, ld.codes(during))
 	}
 	if ta.get(ratelimit.FromFailurePolicy, ratelimit.Errored) == 0 {
-		t.Error("no decision failed during a 1s stall")
+		t.Error("no decision failed during a 3s stall")
 	}
 	if rec.late.Load() == 0 {
 		t.Error("no call queued behind DEBUG SLEEP came back ErrLate")
@@ -214,27 +214,21 @@ func (h *countingHandler) count(msg string) int {
 	return h.n[msg]
 }
 
-// captureSlog makes h the default slog handler until the test ends.
-func captureSlog(t *testing.T) *countingHandler {
+// countingLogger returns a counting handler and the option that makes a
+// limiter log to it.
+func countingLogger() (*countingHandler, ratelimit.Option) {
 	h := &countingHandler{n: map[string]int{}}
-	prev, w, flags := slog.Default(), log.Writer(), log.Flags()
-	slog.SetDefault(slog.New(h))
-	t.Cleanup(func() {
-		slog.SetDefault(prev)
-		log.SetOutput(w) // SetDefault pointed package log at h
-		log.SetFlags(flags)
-	})
-	return h
+	return h, ratelimit.WithLogger(slog.New(h))
 }
 
 // TestFaultOutOfMemory fills a Redis of 2 MB maxmemory with noeviction:
 // every decision that would write fails with OOM until memory is freed.
 func TestFaultOutOfMemory(t *testing.T) {
 	p := startRedis(t, "--maxmemory", "2mb", "--maxmemory-policy", "noeviction")
-	logs := captureSlog(t)
+	logs, logTo := countingLogger()
 	store := redisstore.New(defaultClient(t, p.Addr()))
 	rec, ta := &recordingStore{inner: store}, &tally{}
-	l := faultLimiter(t, rec, bigBudget, ta, ratelimit.WithFailOpen()) // the default error handler: slog, throttled
+	l := faultLimiter(t, rec, bigBudget, ta, logTo, ratelimit.WithFailOpen()) // the default error handler: slog, throttled
 	h := l.Handler(okHandler)
 	request(h, "hot", -1) // loads the script
 
@@ -267,7 +261,7 @@ func TestFaultOutOfMemory(t *testing.T) {
 	}
 	ld.set(after)
 	before := ta.get(ratelimit.FromStore, ratelimit.Allowed)
-	recovered := waitFor(t, 3*time.Second, "a decision by the store after freeing memory", func() bool {
+	recovered := waitFor(t, slack(3*time.Second), "a decision by the store after freeing memory", func() bool {
 		return ta.get(ratelimit.FromStore, ratelimit.Allowed) > before
 	})
 	time.Sleep(200 * time.Millisecond)
@@ -297,8 +291,8 @@ func TestFaultOutOfMemory(t *testing.T) {
 	if opened != 1 {
 		t.Errorf("%d breaker-open log lines, want 1", opened)
 	}
-	if recovered > 2*time.Second {
-		t.Errorf("limiting resumed %v after memory was freed, want within about a second", recovered)
+	if recovered > slack(2*time.Second) {
+		t.Errorf("limiting resumed %v after memory was freed, want within about a second (< %v)", recovered, slack(2*time.Second))
 	}
 	consumed := int64(bigBudget.Burst - remaining(t, l, ta, "hot"))
 	if consumed != rec.taken.Load() {
@@ -323,7 +317,9 @@ func TestFaultDenyCacheSparesRedis(t *testing.T) {
 			p := startRedis(t)
 			client := defaultClient(t, p.Addr())
 			rec, ta := &recordingStore{inner: redisstore.New(client)}, &tally{}
-			l := faultLimiter(t, rec, ratelimit.PerMinute(10), ta)
+			// A budget of seconds: this test counts scripts, and a busy
+			// machine's scheduling must not fail a decision.
+			l := faultLimiter(t, rec, ratelimit.PerMinute(10), ta, ratelimit.WithTimeout(30*time.Second))
 			h := l.Handler(okHandler)
 
 			scripts0 := scriptCalls(t, client)

@@ -10,14 +10,15 @@ import (
 )
 
 // fleetOf returns n limiters over one Redis, each with a store of its own,
-// as n app servers would have.
+// as n app servers would have. Their time budget is a minute: these tests
+// are about what the fleet shares, not about a slow store.
 func fleetOf(t *testing.T, s server, n int, limit ratelimit.Limit, opts ...ratelimit.Option) []*ratelimit.Limiter {
 	t.Helper()
 	c, pre := s.client(t), prefix(t)
 	var ls []*ratelimit.Limiter
 	for range n {
 		l, err := ratelimit.New(redisstore.New(c, redisstore.WithPrefix(pre)), limit,
-			append(opts, ratelimit.WithName("login"), ratelimit.WithKeySecret([]byte("the fleet's secret")))...)
+			append(opts, ratelimit.WithName("login"), ratelimit.WithKeySecret([]byte("the fleet's secret")), ratelimit.WithTimeout(time.Minute), ratelimit.WithLogger(testLogger(t)))...)
 		if err != nil {
 			t.Fatal(err)
 		}

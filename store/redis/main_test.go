@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -20,8 +21,14 @@ func (quiet) Printf(context.Context, string, ...any) {}
 // TestMain checks once that the Redis servers the environment names
 // answer: if one does not, the run fails at once with one message, rather
 // than every test waiting on it.
+//
+// It also drops what the library logs with slog's default logger: limiters
+// that tests make without WithLogger would write their breakers' and error
+// handlers' lines amid the test output. Tests that read the lines pass a
+// logger of their own.
 func TestMain(m *testing.M) {
 	goredis.SetLogger(quiet{})
+	slog.SetDefault(slog.New(slog.DiscardHandler))
 	if err := checkNamedServers(); err != nil {
 		fmt.Fprintln(os.Stderr, "store/redis:", err)
 		os.Exit(1)

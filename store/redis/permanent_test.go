@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -72,19 +73,22 @@ func TestMisconfigurationIsReportedExactly(t *testing.T) {
 			}
 
 			var logs syncBuffer
-			defer slog.SetDefault(slog.Default())
-			slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
 			l, err := ratelimit.New(redisstore.New(client), ratelimit.PerMinute(10), ratelimit.WithName("w"),
-				ratelimit.WithPlainKeys()) // the key "k" reaches Redis as it is
+				ratelimit.WithPlainKeys(), // the key "k" reaches Redis as it is
+				ratelimit.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 			if err != nil {
 				t.Fatal(err)
 			}
+			start := time.Now()
 			for range 20 {
 				l.Allow(ctx, "k") // fails open, and is logged
 			}
+			// One line a second at most: one for calls well under a second,
+			// one more for each second a busy machine took.
+			most := 1 + int(time.Since(start)/time.Second)
 			lines := strings.Count(logs.String(), "the store is misconfigured")
-			if lines != 1 || !strings.Contains(logs.String(), tt.answer) {
-				t.Errorf("%d misconfiguration lines for 20 requests in well under a second, want 1 naming %s:\n%s", lines, tt.answer, logs.String())
+			if lines < 1 || lines > most || !strings.Contains(logs.String(), tt.answer) {
+				t.Errorf("%d misconfiguration lines for 20 requests in %v, want 1 to %d naming %s:\n%s", lines, time.Since(start), most, tt.answer, logs.String())
 			}
 		})
 	}

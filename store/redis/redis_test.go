@@ -99,14 +99,15 @@ func TestConformanceMiniredis(t *testing.T) {
 }
 
 // TestConformanceMiniredisWithClock replays 3 random timelines per exact
-// comparison instead of 10: miniredis interprets Lua in the test process,
-// slowly under the race detector; the real servers replay all 10.
+// comparison instead of 10 (1 without RATELIMIT_SLOW_TESTS): miniredis
+// interprets Lua in the test process, slowly under the race detector; the
+// real servers replay all 10.
 func TestConformanceMiniredisWithClock(t *testing.T) {
 	t.Parallel()
 	storetest.RunWithClock(t, func(t *testing.T) (ratelimit.Store, func(time.Time)) {
 		mr, c := newMini(t)
 		return redisstore.New(c), mr.SetTime
-	}, storetest.Timelines(3))
+	}, timelines(3))
 }
 
 func TestConformanceRealRedis(t *testing.T) {

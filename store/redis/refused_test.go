@@ -55,9 +55,8 @@ func TestARefusedConnectionReadsAsRefused(t *testing.T) {
 			client := goredis.NewClient(&opts)
 			defer client.Close()
 			var logs syncBuffer
-			defer slog.SetDefault(slog.Default())
-			slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
-			l, err := ratelimit.New(redisstore.New(client), ratelimit.PerMinute(100_000), ratelimit.WithName("refused"))
+			l, err := ratelimit.New(redisstore.New(client), ratelimit.PerMinute(100_000), ratelimit.WithName("refused"),
+				ratelimit.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,17 +69,22 @@ func TestARefusedConnectionReadsAsRefused(t *testing.T) {
 				t.Fatalf("status %d with Redis up, want 200", code)
 			}
 			p.Kill()
-			for start := time.Now(); time.Since(start) < 1600*time.Millisecond; time.Sleep(5 * time.Millisecond) {
+			start := time.Now()
+			for time.Since(start) < 1600*time.Millisecond {
 				serve()
+				time.Sleep(5 * time.Millisecond)
 			}
+			// At most one line a second: 2 in 1.6 s, more if a busy machine
+			// made the last calls late.
+			most := 1 + int(time.Since(start)/time.Second)
 			var lines []string
 			for _, line := range strings.Split(logs.String(), "\n") {
 				if strings.Contains(line, "request not decided by the store") {
 					lines = append(lines, line)
 				}
 			}
-			if len(lines) < 1 || len(lines) > 2 {
-				t.Fatalf("%d log lines in 1.6 s of failures, want 1 or 2 (at most one a second):\n%s", len(lines), strings.Join(lines, "\n"))
+			if len(lines) < 1 || len(lines) > most {
+				t.Fatalf("%d log lines in 1.6 s of failures, want 1 to %d (at most one a second):\n%s", len(lines), most, strings.Join(lines, "\n"))
 			}
 			for _, line := range lines {
 				if tt.refused && !strings.Contains(line, "connection refused") {

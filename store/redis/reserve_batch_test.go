@@ -125,11 +125,7 @@ func TestLateBookingInBatchTakesNothing(t *testing.T) {
 	for _, srv := range servers(t) {
 		t.Run(srv.name, func(t *testing.T) {
 			s := redisstore.New(srv.client(t), redisstore.WithPrefix(prefix(t)))
-			for range 3 { // learn Redis's clock
-				if _, err := s.AllowN(bg, "clock", ratelimit.PerHour(1), 0); err != nil {
-					t.Fatal(err)
-				}
-			}
+			learnClock(t, s)
 			past, cancel := context.WithDeadline(bg, time.Now().Add(-time.Second))
 			defer cancel()
 			late := lateContext{past}

@@ -33,8 +33,9 @@ func TestTransportSharesOneBudgetAcrossInstances(t *testing.T) {
 			var clients []*http.Client
 			p := redisstore.WithPrefix(prefix(t))
 			for range 2 {
+				// A budget of a minute: the calls' own deadlines bound them.
 				l, err := ratelimit.New(redisstore.New(c, p), ratelimit.PerMinute(3),
-					ratelimit.WithName("partner"), ratelimit.WithPlainKeys())
+					ratelimit.WithName("partner"), ratelimit.WithPlainKeys(), ratelimit.WithTimeout(time.Minute))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -38,6 +38,9 @@ func TestConformanceRealRedisStringEncoding(t *testing.T) {
 func TestConformanceWithoutBatching(t *testing.T) {
 	for _, srv := range servers(t) {
 		t.Run(srv.name, func(t *testing.T) {
+			if srv.name == "miniredis" && !slowTests() {
+				t.Skip("the suite again, on miniredis without batching: set RATELIMIT_SLOW_TESTS=1 to run it (.ci/run does)")
+			}
 			storetest.Run(t, func(t *testing.T) ratelimit.Store {
 				return redisstore.New(srv.client(t), redisstore.WithPrefix(prefix(t)), redisstore.WithoutBatching())
 			})

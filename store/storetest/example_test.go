@@ -1,6 +1,7 @@
 package storetest_test
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,10 +25,11 @@ func ExampleRun() {
 func ExampleRunWithClock() {
 	_ = func(t *testing.T) {
 		storetest.RunWithClock(t, func(t *testing.T) (ratelimit.Store, func(time.Time)) {
-			var now time.Time
-			s := memory.New(memory.WithClock(func() time.Time { return now }))
+			// The store's sweeper reads the clock too: set it atomically.
+			var now atomic.Int64
+			s := memory.New(memory.WithClock(func() time.Time { return time.Unix(0, now.Load()) }))
 			t.Cleanup(func() { s.Close() })
-			return s, func(t time.Time) { now = t }
+			return s, func(t time.Time) { now.Store(t.UnixNano()) }
 		})
 	}
 }

@@ -23,7 +23,11 @@ func productCases() []testCase {
 // servers returns n Limiters over e's store, as n app servers would run.
 func (e *env) servers(n int, limit ratelimit.Limit, opts ...ratelimit.Option) []*ratelimit.Limiter {
 	e.t.Helper()
-	opts = append(opts, ratelimit.WithName("products"), ratelimit.WithKeySecret([]byte("the storetest secret")))
+	// A budget of a minute: these cases are about what the store holds, and
+	// the default 100 ms is less than a busy machine under the race
+	// detector may take for a call.
+	opts = append(opts, ratelimit.WithName("products"), ratelimit.WithKeySecret([]byte("the storetest secret")),
+		ratelimit.WithTimeout(time.Minute))
 	ls := make([]*ratelimit.Limiter, n)
 	for i := range ls {
 		l, err := ratelimit.New(e.store, limit, opts...)
