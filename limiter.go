@@ -60,8 +60,7 @@ type Limiter struct {
 	errLog       throttledLog
 	misconfigLog throttledLog
 	dryLog       throttledLog
-	now          func() time.Time // time.Now; tests of the package set their own
-	log          *slog.Logger     // WithLogger's; nil for slog's default (logger.go)
+	log          *slog.Logger // WithLogger's; nil for slog's default (logger.go)
 }
 
 // New returns a Limiter that takes tokens from store under limit, keying
@@ -126,7 +125,6 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 		dryRun:     c.dryRun,
 		countIf:    c.countIf,
 		charges:    c.charges,
-		now:        time.Now,
 		log:        c.logger,
 	}
 	if c.name != "" {

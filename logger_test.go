@@ -88,6 +88,6 @@ func ExampleWithLogger() {
 	res, err := limiter.Allow(context.Background(), "ip:192.0.2.1")
 	fmt.Println(res.Allowed, err != nil)
 	// Output:
-	// level=ERROR msg="ratelimit: request not decided by the store" limiter=api err="store down" policy="fail open" suppressed=0
+	// level=ERROR msg="ratelimit: request not decided by the store" limiter=api err="store down" policy=fallback suppressed=0
 	// true true
 }
