@@ -45,14 +45,17 @@ func (c Calendar) nominal() time.Duration {
 // PerDay returns a quota of n requests per calendar day in zone, reset at
 // its midnight; a nil zone is UTC. Keys of one limit share its zone: "per
 // day" for each customer in the customer's own zone is one limit per zone.
+// Zones compare by name: PerDay of two time.LoadLocation of one zone gives
+// limits that are == (see [Limit.WithZone]).
 func PerDay(n int, zone *time.Location) Limit {
-	return Limit{Rate: n, Period: Day.nominal(), Algorithm: FixedWindow, Calendar: Day, Zone: zone}
+	return Limit{Rate: n, Period: Day.nominal(), Algorithm: FixedWindow, Calendar: Day}.WithZone(zone)
 }
 
 // PerMonth returns a quota of n requests per calendar month in zone, reset
-// at midnight of the first; a nil zone is UTC.
+// at midnight of the first; a nil zone is UTC. Zones compare by name, as
+// for [PerDay].
 func PerMonth(n int, zone *time.Location) Limit {
-	return Limit{Rate: n, Period: Month.nominal(), Algorithm: FixedWindow, Calendar: Month, Zone: zone}
+	return Limit{Rate: n, Period: Month.nominal(), Algorithm: FixedWindow, Calendar: Month}.WithZone(zone)
 }
 
 // validateCalendar checks the calendar fields of l: a known Calendar on a
