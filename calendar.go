@@ -141,11 +141,15 @@ func midnight(y int, m time.Month, d int, zone *time.Location) time.Time {
 	// Begin two days before, where the local date is earlier (offsets are
 	// within a day), stepping back further for zones that are not.
 	u := wall - 2*secondsPerDay
-	for i := 0; i < 64 && localWall(u, zone) >= wall; i++ {
+	at := time.Unix(u, 0).In(zone)
+	for i := 0; i < 64; i++ {
+		if _, offset := at.Zone(); u+int64(offset) < wall {
+			break
+		}
 		u -= 2 * secondsPerDay
+		at = time.Unix(u, 0).In(zone)
 	}
 	for range 1 << 12 { // a few periods in any real zone
-		at := time.Unix(u, 0).In(zone)
 		_, offset := at.Zone()
 		_, periodEnd := at.ZoneBounds()
 		c := max(wall-int64(offset), u) // u itself: the clock jumped past 00:00 at u
@@ -153,18 +157,12 @@ func midnight(y int, m time.Month, d int, zone *time.Location) time.Time {
 			return time.Unix(c, 0).In(zone)
 		}
 		u = periodEnd.Unix()
+		at = periodEnd.In(zone)
 	}
-	return time.Unix(u, 0).In(zone)
+	return at
 }
 
 const secondsPerDay = 24 * 60 * 60
-
-// localWall is the wall clock of zone at u (Unix seconds), in seconds since
-// the epoch as if the wall were UTC.
-func localWall(u int64, zone *time.Location) int64 {
-	_, offset := time.Unix(u, 0).In(zone).Zone()
-	return u + int64(offset)
-}
 
 // Calendars is implemented by stores that align the windows of a limit
 // with a [Calendar] to its days or months, as store/memory and store/redis
