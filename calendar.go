@@ -45,14 +45,17 @@ func (c Calendar) nominal() time.Duration {
 // PerDay returns a quota of n requests per calendar day in zone, reset at
 // its midnight; a nil zone is UTC. Keys of one limit share its zone: "per
 // day" for each customer in the customer's own zone is one limit per zone.
+// Zones compare by name: PerDay of two time.LoadLocation of one zone gives
+// limits that are == (see [Limit.WithZone]).
 func PerDay(n int, zone *time.Location) Limit {
-	return Limit{Rate: n, Period: Day.nominal(), Algorithm: FixedWindow, Calendar: Day, Zone: zone}
+	return Limit{Rate: n, Period: Day.nominal(), Algorithm: FixedWindow, Calendar: Day}.WithZone(zone)
 }
 
 // PerMonth returns a quota of n requests per calendar month in zone, reset
-// at midnight of the first; a nil zone is UTC.
+// at midnight of the first; a nil zone is UTC. Zones compare by name, as
+// for [PerDay].
 func PerMonth(n int, zone *time.Location) Limit {
-	return Limit{Rate: n, Period: Month.nominal(), Algorithm: FixedWindow, Calendar: Month, Zone: zone}
+	return Limit{Rate: n, Period: Month.nominal(), Algorithm: FixedWindow, Calendar: Month}.WithZone(zone)
 }
 
 // validateCalendar checks the calendar fields of l: a known Calendar on a
@@ -74,10 +77,14 @@ func (l Limit) validateCalendar() error {
 }
 
 // Window returns the window of l's [FixedWindow] that holds t, from start
-// (included) to end (excluded): a calendar day or month in l.Zone with a
-// [Calendar], else the multiple of Period since the Unix epoch. Stores
-// decide a window's count with their own clock; Window tells a caller when
-// the budget is whole again.
+// (included) to end (excluded): with a [Calendar], a calendar day or month
+// in l.Zone, from its local midnight to the next one, else the multiple of
+// Period since the Unix epoch. A local midnight that the zone skips (a
+// change of offset at 00:00 that moves the clock forward) is the instant
+// the clock lands on; one the zone shows twice is the first, so the hour
+// shown again counts in the day it belongs to. Stores decide a window's
+// count with their own clock; Window tells a caller when the budget is
+// whole again.
 func (l Limit) Window(t time.Time) (start, end time.Time) {
 	if l.Calendar == NoCalendar {
 		p := int64(l.Period)
@@ -97,15 +104,65 @@ func (l Limit) Window(t time.Time) (start, end time.Time) {
 	}
 	y, m, d := t.In(zone).Date()
 	if l.Calendar == Month {
-		start, end = time.Date(y, m, 1, 0, 0, 0, 0, zone), time.Date(y, m+1, 1, 0, 0, 0, 0, zone)
-	} else {
-		start, end = time.Date(y, m, d, 0, 0, 0, 0, zone), time.Date(y, m, d+1, 0, 0, 0, 0, zone)
+		d = 1
 	}
-	if start.After(t) { // a midnight that the zone skipped, resolved late
-		start = t
+	start = midnight(y, m, d, zone)
+	for range 8 { // one step but where the clock went back across a midnight
+		y, m, d = l.Calendar.next(y, m, d)
+		end = midnight(y, m, d, zone)
+		if end.After(t) {
+			break
+		}
+		start = end // t is past the next midnight: its window is that one
 	}
 	return start, end
 }
+
+// next is the civil date that starts the window after the one of the
+// date y-m-d: the next day, or the first of the next month.
+func (c Calendar) next(y int, m time.Month, d int) (int, time.Month, int) {
+	if c == Month {
+		y, m, _ = time.Date(y, m+1, 1, 0, 0, 0, 0, time.UTC).Date()
+		return y, m, 1
+	}
+	return time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC).Date()
+}
+
+// midnight is the local midnight of the date y-m-d in zone: the first
+// instant whose local date is that date or a later one. Where the zone
+// skips the date's 00:00 it is the instant the clock jumps to; where 00:00
+// happens twice it is the first; where it skips the whole date (Pacific/Apia,
+// 2011-12-30) it is the next date's midnight. time.Date answers none of
+// these reliably ("the choice of time zone, and therefore the time, is not
+// guaranteed"), so midnight walks the zone's periods instead: in a period
+// of offset o, the wall clock reads the date at the instant date−o.
+func midnight(y int, m time.Month, d int, zone *time.Location) time.Time {
+	wall := time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() // the date's 00:00 on the wall
+	// Begin two days before, where the local date is earlier (offsets are
+	// within a day), stepping back further for zones that are not.
+	u := wall - 2*secondsPerDay
+	at := time.Unix(u, 0).In(zone)
+	for i := 0; i < 64; i++ {
+		if _, offset := at.Zone(); u+int64(offset) < wall {
+			break
+		}
+		u -= 2 * secondsPerDay
+		at = time.Unix(u, 0).In(zone)
+	}
+	for range 1 << 12 { // a few periods in any real zone
+		_, offset := at.Zone()
+		_, periodEnd := at.ZoneBounds()
+		c := max(wall-int64(offset), u) // u itself: the clock jumped past 00:00 at u
+		if periodEnd.IsZero() || c < periodEnd.Unix() {
+			return time.Unix(c, 0).In(zone)
+		}
+		u = periodEnd.Unix()
+		at = periodEnd.In(zone)
+	}
+	return at
+}
+
+const secondsPerDay = 24 * 60 * 60
 
 // Calendars is implemented by stores that align the windows of a limit
 // with a [Calendar] to its days or months, as store/memory and store/redis

@@ -56,3 +56,12 @@ func ExampleCalendars() {
 	fmt.Println(ok && c.Calendars())
 	// Output: true
 }
+
+func ExampleLimit_WithZone() {
+	// Zones compare by name: limits made from two loads of one zone are ==.
+	a, _ := time.LoadLocation("Europe/Berlin")
+	b, _ := time.LoadLocation("Europe/Berlin")
+	daily := ratelimit.Limit{Rate: 1000, Period: 24 * time.Hour, Algorithm: ratelimit.FixedWindow, Calendar: ratelimit.Day}
+	fmt.Println(daily.WithZone(a) == ratelimit.PerDay(1000, b))
+	// Output: true
+}

@@ -104,7 +104,9 @@ type Limit struct {
 	// calendar days or months in Zone instead of multiples of Period; see
 	// [PerDay] and [PerMonth].
 	Calendar Calendar
-	// Zone is the time zone of a Calendar's days; nil is UTC.
+	// Zone is the time zone of a Calendar's days; nil is UTC. Limits
+	// compare with ==, so set it with [PerDay], [PerMonth] or
+	// [Limit.WithZone], which keep one *time.Location per zone name.
 	Zone *time.Location
 }
 

@@ -10,6 +10,11 @@
 -- Redis's clock picks the window: the one before, the app's, or the next;
 -- nil if it holds none (clocks a window apart): the take is then answered
 -- -2, takes nothing, and the store sends it again around Redis's clock.
+-- The window before is known only to end where the app's starts; taking
+-- the half window before that as its own is exact because no day or month
+-- of any zone is shorter than half the next (the Go calendar's oracle test
+-- checks it for every zone of the tz database). The windows themselves,
+-- skipped and repeated midnights included, are Limit.Window's.
 local function calendarStop(packed, stop, now)
   local cur, nxt = math.floor(packed / 4194304) * 1000000, (packed % 4194304) * 1000000
   if now < stop - cur - cur / 2 then

@@ -27,6 +27,8 @@ func calendarCases() []testCase {
 		{name: "calendar/a daily quota denies past its count until the next midnight", run: dailyQuotaNow},
 		{name: "calendar/a day of a daylight-saving change is 23 or 25 hours long", clock: true, run: dstDays},
 		{name: "calendar/a quota and a rate limit together: all or nothing", clock: true, run: quotaWithRate},
+		{name: "calendar/a skipped midnight: each day admits its quota, the day starts where the clock lands", clock: true, run: skippedMidnight},
+		{name: "calendar/a repeated midnight: the day starts at the first and admits its quota through the second", clock: true, run: repeatedMidnight},
 	}
 }
 
