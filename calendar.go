@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -141,25 +142,44 @@ func midnight(y int, m time.Month, d int, zone *time.Location) time.Time {
 	// Begin two days before, where the local date is earlier (offsets are
 	// within a day), stepping back further for zones that are not.
 	u := wall - 2*secondsPerDay
-	at := time.Unix(u, 0).In(zone)
-	for i := 0; i < 64; i++ {
-		if _, offset := at.Zone(); u+int64(offset) < wall {
-			break
-		}
+	offset, end := period(u, zone)
+	for i := 0; i < 64 && u+int64(offset) >= wall; i++ {
 		u -= 2 * secondsPerDay
-		at = time.Unix(u, 0).In(zone)
+		offset, end = period(u, zone)
 	}
 	for range 1 << 12 { // a few periods in any real zone
-		_, offset := at.Zone()
-		_, periodEnd := at.ZoneBounds()
 		c := max(wall-int64(offset), u) // u itself: the clock jumped past 00:00 at u
-		if periodEnd.IsZero() || c < periodEnd.Unix() {
+		if c < end {
 			return time.Unix(c, 0).In(zone)
 		}
-		u = periodEnd.Unix()
-		at = periodEnd.In(zone)
+		u = end
+		offset, end = period(u, zone)
 	}
-	return at
+	return time.Unix(u, 0).In(zone)
+}
+
+// period is the offset of zone at u (Unix seconds), and an instant after u
+// until which it holds (math.MaxInt64 for good): where the offset changes,
+// or any instant before. It corrects time.Time.ZoneBounds, which in the
+// years a zone's rule string covers ends a leap year's last period a day
+// early, at or before u on the year's last day (it adds 365 days to the
+// year's start): that period holds at least until the year is over, the
+// next midnight UTC.
+func period(u int64, zone *time.Location) (offset int, end int64) {
+	at := time.Unix(u, 0).In(zone)
+	_, offset = at.Zone()
+	_, e := at.ZoneBounds()
+	switch {
+	case e.IsZero():
+		return offset, math.MaxInt64
+	case e.Unix() <= u:
+		day := u / secondsPerDay
+		if u%secondsPerDay < 0 {
+			day--
+		}
+		return offset, (day + 1) * secondsPerDay
+	}
+	return offset, e.Unix()
 }
 
 const secondsPerDay = 24 * 60 * 60
