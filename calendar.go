@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -102,7 +103,11 @@ func (l Limit) Window(t time.Time) (start, end time.Time) {
 	if zone == nil {
 		zone = time.UTC
 	}
-	y, m, d := t.In(zone).Date()
+	local := t.In(zone)
+	if start, end, ok := l.Calendar.within(local); ok {
+		return start, end
+	}
+	y, m, d := local.Date()
 	if l.Calendar == Month {
 		d = 1
 	}
@@ -116,6 +121,38 @@ func (l Limit) Window(t time.Time) (start, end time.Time) {
 		start = end // t is past the next midnight: its window is that one
 	}
 	return start, end
+}
+
+// within is the day or month of c that holds t (in its zone) where the
+// zone keeps one offset from two days before it starts until after it
+// ends, as almost everywhere, and false elsewhere: the window is then from
+// the local midnights at the offset, as earlier offsets show earlier dates
+// (they differ by less than two days).
+func (c Calendar) within(t time.Time) (start, end time.Time, ok bool) {
+	_, offset := t.Zone()
+	if offset < -secondsPerDay || offset > secondsPerDay {
+		return start, end, false
+	}
+	wall := t.Unix() + int64(offset)
+	var s, e int64 // the window's bounds on the wall
+	if c == Month {
+		y, m, _ := t.Date()
+		s = time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).Unix()
+		e = time.Date(y, m+1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	} else {
+		s = wall - wall%secondsPerDay
+		if wall%secondsPerDay < 0 {
+			s -= secondsPerDay
+		}
+		e = s + secondsPerDay
+	}
+	s, e = s-int64(offset), e-int64(offset)
+	// Not t.ZoneBounds: the start it reports may be before the change of
+	// offset (from a zone's rule string, in the year the rule takes over).
+	if before, until := period(s-2*secondsPerDay, t.Location()); before != offset || until <= e {
+		return start, end, false
+	}
+	return time.Unix(s, 0).In(t.Location()), time.Unix(e, 0).In(t.Location()), true
 }
 
 // next is the civil date that starts the window after the one of the
@@ -141,25 +178,45 @@ func midnight(y int, m time.Month, d int, zone *time.Location) time.Time {
 	// Begin two days before, where the local date is earlier (offsets are
 	// within a day), stepping back further for zones that are not.
 	u := wall - 2*secondsPerDay
-	at := time.Unix(u, 0).In(zone)
-	for i := 0; i < 64; i++ {
-		if _, offset := at.Zone(); u+int64(offset) < wall {
-			break
-		}
+	offset, end := period(u, zone)
+	for i := 0; i < 64 && u+int64(offset) >= wall; i++ {
 		u -= 2 * secondsPerDay
-		at = time.Unix(u, 0).In(zone)
+		offset, end = period(u, zone)
 	}
 	for range 1 << 12 { // a few periods in any real zone
-		_, offset := at.Zone()
-		_, periodEnd := at.ZoneBounds()
 		c := max(wall-int64(offset), u) // u itself: the clock jumped past 00:00 at u
-		if periodEnd.IsZero() || c < periodEnd.Unix() {
+		if c < end {
 			return time.Unix(c, 0).In(zone)
 		}
-		u = periodEnd.Unix()
-		at = periodEnd.In(zone)
+		u = end
+		offset, end = period(u, zone)
 	}
-	return at
+	return time.Unix(u, 0).In(zone)
+}
+
+// period is the offset of zone at u (Unix seconds), and an instant after u
+// until which it holds (math.MaxInt64 for good): where the offset changes,
+// or any instant before. (The ends ZoneBounds reports are never late; its
+// starts may be early.) It corrects time.Time.ZoneBounds, which in the
+// years a zone's rule string covers ends a leap year's last period a day
+// early, at or before u on the year's last day (it adds 365 days to the
+// year's start): that period holds at least until the year is over, the
+// next midnight UTC.
+func period(u int64, zone *time.Location) (offset int, end int64) {
+	at := time.Unix(u, 0).In(zone)
+	_, offset = at.Zone()
+	_, e := at.ZoneBounds()
+	switch {
+	case e.IsZero():
+		return offset, math.MaxInt64
+	case e.Unix() <= u:
+		day := u / secondsPerDay
+		if u%secondsPerDay < 0 {
+			day--
+		}
+		return offset, (day + 1) * secondsPerDay
+	}
+	return offset, e.Unix()
 }
 
 const secondsPerDay = 24 * 60 * 60

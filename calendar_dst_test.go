@@ -22,6 +22,7 @@ func TestCalendarWindowSkippedAndRepeatedMidnights(t *testing.T) {
 	azores := mustZone(t, "Atlantic/Azores")
 	apia := mustZone(t, "Pacific/Apia")
 	asuncion := mustZone(t, "America/Asuncion")
+	chicago := mustZone(t, "America/Chicago")
 	for _, c := range []struct {
 		name       string
 		l          ratelimit.Limit
@@ -61,6 +62,14 @@ func TestCalendarWindowSkippedAndRepeatedMidnights(t *testing.T) {
 			utc(2011, 12, 30, 10, 0), utc(2011, 12, 31, 10, 0)},
 		{"the month of a skipped day has 30 days", ratelimit.PerMonth(3, apia), utc(2011, 12, 15, 0, 0),
 			utc(2011, 12, 1, 10, 0), utc(2011, 12, 31, 10, 0)},
+		// Past the listed transitions the zone's rule string decides, and
+		// time.Time.ZoneBounds ends a leap year a day early there.
+		{"the last day of a leap year under a zone's rule string", ratelimit.PerDay(3, chicago), utc(2040, 12, 31, 18, 0),
+			utc(2040, 12, 31, 6, 0), utc(2041, 1, 1, 6, 0)},
+		{"the first day after it", ratelimit.PerDay(3, chicago), utc(2041, 1, 1, 6, 0),
+			utc(2041, 1, 1, 6, 0), utc(2041, 1, 2, 6, 0)},
+		{"its last month", ratelimit.PerMonth(3, chicago), utc(2041, 1, 1, 5, 59),
+			utc(2040, 12, 1, 6, 0), utc(2041, 1, 1, 6, 0)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			start, end := c.l.Window(c.at)

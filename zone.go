@@ -58,11 +58,40 @@ func canonicalZone(zone *time.Location) *time.Location {
 		c = zone
 	case !ok:
 		return zone // too many names: comparisons fall back to the pointer
-	case c != zone && !reflect.DeepEqual(*c, *zone):
+	case c != zone && !sameRules(c, zone):
 		c = zone // another zone of the same name
 	}
 	if len(zones.seen) < maxZones {
 		zones.seen[zone] = c
 	}
 	return c
+}
+
+// Zones are compared from 1900 to 2100 (Unix seconds).
+var (
+	rulesFrom = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	rulesTo   = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+)
+
+// sameRules reports whether a and b have the same offsets from 1900 to
+// 2100, and so the same calendar days: at once when they hold equal data,
+// else by walking their periods (two loads of one zone differ in the
+// period each cached as the current one when it was loaded, and the
+// system's files list transitions that the compact ones leave to a rule).
+func sameRules(a, b *time.Location) bool {
+	if reflect.DeepEqual(*a, *b) {
+		return true
+	}
+	u := rulesFrom
+	for range 1 << 14 {
+		offA, endA := period(u, a)
+		offB, endB := period(u, b)
+		if offA != offB {
+			return false
+		}
+		if u = min(endA, endB); u >= rulesTo {
+			return true
+		}
+	}
+	return false
 }
