@@ -1,8 +1,7 @@
 package ratelimit
 
 import (
-	"hash/maphash"
-	"sync"
+	"github.com/ratelimit-go/ratelimit/internal/shardmap"
 	"sync/atomic"
 )
 
@@ -14,30 +13,12 @@ import (
 // fleet owes at most one capacity in all. It is bounded: when maxKeys owe,
 // new debts are forgiven, which costs at most a share each.
 type debtLedger struct {
-	seed   maphash.Seed
-	owing  atomic.Int64 // keys that owe: 0 spares every lookup
-	shards [debtShards]debtShard
-}
-
-const debtShards = 16
-
-type debtShard struct {
-	mu  sync.Mutex
-	m   map[string]int
-	max int
-	_   [40]byte // keep the locks on separate cache lines
+	owing atomic.Int64 // keys that owe: 0 spares every lookup
+	debts *shardmap.Map[int]
 }
 
 func newDebtLedger(maxKeys int) *debtLedger {
-	d := &debtLedger{seed: maphash.MakeSeed()}
-	for i := range d.shards {
-		d.shards[i].max = max(1, maxKeys/debtShards)
-	}
-	return d
-}
-
-func (d *debtLedger) shard(key string) *debtShard {
-	return &d.shards[maphash.String(d.seed, key)%debtShards]
+	return &debtLedger{debts: shardmap.New[int](maxKeys)}
 }
 
 // add records n more tokens owed by key, at most limit tokens in all.
@@ -45,20 +26,17 @@ func (d *debtLedger) add(key string, n, limit int) {
 	if n <= 0 {
 		return
 	}
-	sh := d.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	owed, ok := sh.m[key]
+	sh := d.debts.Shard(key)
+	sh.Lock()
+	defer sh.Unlock()
+	if sh.Full(key) {
+		return // forgiven: at most one share over the limit
+	}
+	owed, ok := sh.M[key]
 	if !ok {
-		if len(sh.m) >= sh.max {
-			return // forgiven: at most one share over the limit
-		}
-		if sh.m == nil {
-			sh.m = make(map[string]int)
-		}
 		d.owing.Add(1)
 	}
-	sh.m[key] = min(owed+n, limit)
+	sh.Put(key, min(owed+n, limit))
 }
 
 // owed returns the tokens key owes.
@@ -66,10 +44,8 @@ func (d *debtLedger) owed(key string) int {
 	if d.owing.Load() == 0 {
 		return 0
 	}
-	sh := d.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	return sh.m[key]
+	owed, _ := d.debts.Get(key)
+	return owed
 }
 
 // paid records that key paid n of its tokens to the main store.
@@ -77,17 +53,17 @@ func (d *debtLedger) paid(key string, n int) {
 	if n <= 0 {
 		return
 	}
-	sh := d.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	owed, ok := sh.m[key]
+	sh := d.debts.Shard(key)
+	sh.Lock()
+	defer sh.Unlock()
+	owed, ok := sh.M[key]
 	if !ok {
 		return
 	}
 	if owed <= n {
-		delete(sh.m, key)
+		delete(sh.M, key)
 		d.owing.Add(-1)
 		return
 	}
-	sh.m[key] = owed - n
+	sh.M[key] = owed - n
 }

@@ -2,8 +2,7 @@ package ratelimit
 
 import (
 	"fmt"
-	"hash/maphash"
-	"sync"
+	"github.com/ratelimit-go/ratelimit/internal/shardmap"
 	"time"
 )
 
@@ -71,18 +70,8 @@ func WithDenyCacheMaxAge(maxAge time.Duration) Option {
 // denyCache remembers recent denials per key, sharded so that concurrent
 // requests rarely wait on one another.
 type denyCache struct {
-	seed   maphash.Seed
-	maxAge time.Duration // how long a denial is answered for; 0: its RetryAfter
-	shards [denyShards]denyShard
-}
-
-const denyShards = 16
-
-type denyShard struct {
-	mu  sync.Mutex
-	m   map[string]denial
-	max int
-	_   [40]byte // keep the locks on separate cache lines
+	maxAge  time.Duration // how long a denial is answered for; 0: its RetryAfter
+	denials *shardmap.Map[denial]
 }
 
 // denial is a store's denial of a request of cost n under limit at a
@@ -97,15 +86,7 @@ type denial struct {
 }
 
 func newDenyCache(maxKeys int, maxAge time.Duration) *denyCache {
-	c := &denyCache{seed: maphash.MakeSeed(), maxAge: maxAge}
-	for i := range c.shards {
-		c.shards[i].max = max(1, maxKeys/denyShards)
-	}
-	return c
-}
-
-func (c *denyCache) shard(key string) *denyShard {
-	return &c.shards[maphash.String(c.seed, key)%denyShards]
+	return &denyCache{maxAge: maxAge, denials: shardmap.New[denial](maxKeys)}
 }
 
 // get returns the denial of a request of cost n on key under limit at
@@ -113,10 +94,7 @@ func (c *denyCache) shard(key string) *denyShard {
 // limit that decides alike (a request under another, such as a plan's
 // after an upgrade, asks the store).
 func (c *denyCache) get(key string, limit Limit, n int, now time.Time) (Result, bool) {
-	sh := c.shard(key)
-	sh.mu.Lock()
-	d, ok := sh.m[key]
-	sh.mu.Unlock()
+	d, ok := c.denials.Get(key)
 	if !ok || n < d.n || !now.Before(d.fresh) || !decidesAlike(d.limit, limit) {
 		return Result{}, false
 	}
@@ -150,16 +128,13 @@ func (c *denyCache) put(key string, n int, sent time.Time, res Result) {
 	if c.maxAge > 0 && c.maxAge < res.RetryAfter {
 		d.fresh = sent.Add(c.maxAge)
 	}
-	sh := c.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if sh.m == nil {
-		sh.m = make(map[string]denial)
+	sh := c.denials.Shard(key)
+	sh.Lock()
+	defer sh.Unlock()
+	if sh.Full(key) {
+		makeRoom(sh, sent)
 	}
-	if _, ok := sh.m[key]; !ok && len(sh.m) >= sh.max {
-		sh.makeRoom(sent)
-	}
-	sh.m[key] = d
+	sh.Put(key, d)
 }
 
 // record learns from res, the store's decision on n tokens of key asked
@@ -209,33 +184,26 @@ func untilOneToken(res Result) (time.Duration, bool) {
 
 // forget drops key's denial: this app server took tokens from key, so the
 // wait it remembered is too short.
-func (c *denyCache) forget(key string) {
-	sh := c.shard(key)
-	sh.mu.Lock()
-	if len(sh.m) > 0 {
-		delete(sh.m, key)
-	}
-	sh.mu.Unlock()
-}
+func (c *denyCache) forget(key string) { c.denials.Delete(key) }
 
 // makeRoom drops the expired denials, or if none has expired, an eighth of
 // the shard (at least one), in map order: forgetting a denial only costs a
 // store call.
-func (sh *denyShard) makeRoom(now time.Time) {
-	for k, d := range sh.m {
+func makeRoom(sh *shardmap.Shard[denial], now time.Time) {
+	for k, d := range sh.M {
 		if !now.Before(d.fresh) {
-			delete(sh.m, k)
+			delete(sh.M, k)
 		}
 	}
-	if len(sh.m) < sh.max {
+	if len(sh.M) < sh.Max {
 		return
 	}
-	drop := max(1, sh.max/8)
-	for k := range sh.m {
+	drop := max(1, sh.Max/8)
+	for k := range sh.M {
 		if drop <= 0 {
 			break
 		}
-		delete(sh.m, k)
+		delete(sh.M, k)
 		drop--
 	}
 }

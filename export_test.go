@@ -10,14 +10,7 @@ func DenyCacheLen(l *Limiter) int {
 	if l.denies == nil {
 		return 0
 	}
-	n := 0
-	for i := range l.denies.shards {
-		sh := &l.denies.shards[i]
-		sh.mu.Lock()
-		n += len(sh.m)
-		sh.mu.Unlock()
-	}
-	return n
+	return l.denies.denials.Len()
 }
 
 // Check decides on r as Admit does and writes nothing: the result the
