@@ -10,9 +10,9 @@ import (
 	"testing"
 )
 
-// TestEveryExportedNameHasADocComment walks the module's packages (not the
-// separate benchmarks module) and lists exported names without a doc
-// comment.
+// TestEveryExportedNameHasADocComment walks the packages of the tree, the
+// nested modules' too (not the benchmarks module), and lists exported
+// names without a doc comment.
 func TestEveryExportedNameHasADocComment(t *testing.T) {
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {

@@ -9,6 +9,9 @@ require (
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/labstack/echo/v4 v4.16.5
 	github.com/ratelimit-go/ratelimit v0.0.0
+	github.com/ratelimit-go/ratelimit/adapters/echo v0.0.0-00010101000000-000000000000
+	github.com/ratelimit-go/ratelimit/adapters/gin v0.0.0-00010101000000-000000000000
+	github.com/ratelimit-go/ratelimit/store/redis v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sethvargo/go-limiter v0.7.1
 	github.com/throttled/throttled/v2 v2.15.0
@@ -59,3 +62,9 @@ require (
 )
 
 replace github.com/ratelimit-go/ratelimit => ../
+
+replace (
+	github.com/ratelimit-go/ratelimit/adapters/echo => ../adapters/echo
+	github.com/ratelimit-go/ratelimit/adapters/gin => ../adapters/gin
+	github.com/ratelimit-go/ratelimit/store/redis => ../store/redis
+)

@@ -1,6 +1,5 @@
-// Package echo mounts a [ratelimit.Limiter] in an Echo v4 server, and lets
-// Echo's own middleware.RateLimiter use any [ratelimit.Store]. Import it
-// as echolimit:
+// Package echolimit mounts a [ratelimit.Limiter] in an Echo v4 server, and
+// lets Echo's own middleware.RateLimiter use any [ratelimit.Store]:
 //
 //	import echolimit "github.com/ratelimit-go/ratelimit/adapters/echo"
 //
@@ -8,7 +7,7 @@
 //	e.Use(echolimit.Middleware(limiter))
 //
 // For Echo v5, use the package of the same name in adapters/echov5.
-package echo
+package echolimit
 
 import (
 	"errors"

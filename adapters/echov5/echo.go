@@ -1,6 +1,6 @@
-// Package echo mounts a [ratelimit.Limiter] in an Echo v5 server, and lets
-// Echo's own middleware.RateLimiter use any [ratelimit.Store]. Its name is
-// that of the Echo v4 adapter; import it as echolimit:
+// Package echolimit mounts a [ratelimit.Limiter] in an Echo v5 server, and
+// lets Echo's own middleware.RateLimiter use any [ratelimit.Store]. Its name
+// is that of the Echo v4 adapter:
 //
 //	import echolimit "github.com/ratelimit-go/ratelimit/adapters/echov5"
 //
@@ -8,7 +8,7 @@
 //	e.Use(echolimit.Middleware(limiter))
 //
 // For Echo v4, use github.com/ratelimit-go/ratelimit/adapters/echo.
-package echo
+package echolimit
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package echo_test
+package echolimit_test
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package echo
+package echolimit
 
 import (
 	"github.com/labstack/echo/v5"

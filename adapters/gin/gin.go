@@ -1,5 +1,4 @@
-// Package gin mounts a [ratelimit.Limiter] in a Gin engine. Import it as
-// ginlimit:
+// Package ginlimit mounts a [ratelimit.Limiter] in a Gin engine:
 //
 //	import ginlimit "github.com/ratelimit-go/ratelimit/adapters/gin"
 //
@@ -8,7 +7,7 @@
 //
 // A denied request gets the limiter's 429 and the chain is aborted: the
 // handlers after the middleware do not run.
-package gin
+package ginlimit
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package gin_test
+package ginlimit_test
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package gin
+package ginlimit
 
 import (
 	"github.com/gin-gonic/gin"

@@ -1,4 +1,4 @@
-package grpc
+package grpclimit
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package grpc_test
+package grpclimit_test
 
 import (
 	"context"

@@ -1,8 +1,7 @@
-// Package grpc limits the calls of a gRPC server with a [ratelimit.Limiter]:
+// Package grpclimit limits the calls of a gRPC server with a [ratelimit.Limiter]:
 // unary and stream server interceptors over the limiter's own decision, so
 // that a call walks the same pass as an HTTP request (key, deny cache,
-// breaker, store within the time budget, failure policy). Import it as
-// grpclimit:
+// breaker, store within the time budget, failure policy):
 //
 //	import grpclimit "github.com/ratelimit-go/ratelimit/adapters/grpc"
 //
@@ -48,7 +47,7 @@
 // ratelimit.HeadersNone): in the response headers of an admitted call, and
 // in the trailers of a denied one, which sends no headers, since a gRPC
 // client retries only a call whose server sent none.
-package grpc
+package grpclimit
 
 import (
 	"context"

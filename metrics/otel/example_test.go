@@ -1,4 +1,4 @@
-package otel_test
+package ratelimitotel_test
 
 import (
 	"context"

@@ -1,8 +1,8 @@
-// Package otel exports the decisions of ratelimit limiters as OpenTelemetry
+// Package ratelimitotel exports the decisions of ratelimit limiters as OpenTelemetry
 // metrics, through the limiters' [ratelimit.Observer], the same hook that
-// package metrics/prometheus uses.
+// package ratelimitprom (metrics/prometheus) uses.
 //
-// Import it under an alias, since its name is that of OpenTelemetry's:
+// Its name is not OpenTelemetry's, so the two sit side by side:
 //
 //	import ratelimitotel "github.com/ratelimit-go/ratelimit/metrics/otel"
 //
@@ -33,7 +33,7 @@
 // 1 misconfiguration counter, which counts the decisions a misconfigured
 // store failed ([ratelimit.ErrMisconfiguredStore]: an answer no retry can
 // fix, such as MOVED from a single-node client).
-package otel
+package ratelimitotel
 
 import (
 	"context"

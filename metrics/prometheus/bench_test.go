@@ -1,4 +1,4 @@
-package prometheus_test
+package ratelimitprom_test
 
 import (
 	"net/http"

@@ -1,7 +1,7 @@
-// Package prometheus exports the decisions of ratelimit limiters as
+// Package ratelimitprom exports the decisions of ratelimit limiters as
 // Prometheus metrics, through the limiters' [ratelimit.Observer].
 //
-// Import it under an alias, since its name is that of client_golang's:
+// Its name is not client_golang's, so the two sit side by side:
 //
 //	import ratelimitprom "github.com/ratelimit-go/ratelimit/metrics/prometheus"
 //
@@ -30,7 +30,7 @@
 // client sends, and nothing is created per key, so the number of series is
 // at most limiters × policies × 4 results, plus limiters × (4 sources +
 // 1 histogram + 1 breaker gauge + 1 misconfiguration counter).
-package prometheus
+package ratelimitprom
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-// Package redis is a [ratelimit.Store] in Redis, for budgets shared by many
+// Package redisstore is a [ratelimit.Store] in Redis, for budgets shared by many
 // app servers: a single node, Sentinel (failover), Ring or Redis Cluster.
 //
 // Every decision takes at most one round trip: a Lua script, run with
@@ -31,7 +31,7 @@
 // a call that Redis ran just before its deadline while the reply was lost
 // counts a request the caller saw fail. With [WithAppClock] the deadline
 // is not checked.
-package redis
+package redisstore
 
 import (
 	"context"

@@ -1,7 +1,9 @@
-package ratelimit_test
+package redisstore_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -41,7 +43,7 @@ func (c *scriptCounter) ProcessPipelineHook(next goredis.ProcessPipelineHook) go
 }
 
 // TestLongKeysKeepTheirPoliciesInOneSlot: on a real Redis Cluster, a
-// client whose key is 200 bytes (a JWT, a long API key) is decided under
+// limiter's client whose key is 200 bytes (a JWT, a long API key) is decided under
 // two policies in one script call, as a short key is.
 func TestLongKeysKeepTheirPoliciesInOneSlot(t *testing.T) {
 	addrs := os.Getenv("RATELIMIT_REDIS_CLUSTER_ADDRS")
@@ -64,17 +66,24 @@ func TestLongKeysKeepTheirPoliciesInOneSlot(t *testing.T) {
 			key := "x-api-key:" + strings.Repeat("j", n-len("x-api-key:"))
 			// A budget of a minute: the first call loads the script on a
 			// real cluster, on a machine that may be busy.
-			l := newLimiter(t, store, ratelimit.PerSecond(10), ratelimit.WithName("api"), ratelimit.WithKeySecret(secret),
+			var storeErr error
+			l, err := ratelimit.New(store, ratelimit.PerSecond(10), ratelimit.WithName("api"),
+				ratelimit.WithKeySecret([]byte("0123456789abcdef0123456789abcdef")),
 				ratelimit.WithTimeout(time.Minute),
 				ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-API-Key")),
+				ratelimit.WithErrorHandler(func(_ *http.Request, err error) { storeErr = err }),
 				ratelimit.WithPolicy(ratelimit.Policy{Name: "hourly", Limit: ratelimit.PerHour(100)}))
-			r := apiKeyRequest(strings.TrimPrefix(key, "x-api-key:"))
-			if res, err := l.Check(r); err != nil || !res.Allowed { // loads the script on the key's node
-				t.Fatalf("%d-byte key, first request: %+v %v", n, res, err)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := httptest.NewRequest("GET", "/", nil)
+			r.Header.Set("X-API-Key", strings.TrimPrefix(key, "x-api-key:"))
+			if !l.Admit(httptest.NewRecorder(), r) || storeErr != nil { // loads the script on the key's node
+				t.Fatalf("%d-byte key, first request: denied or failed (%v)", n, storeErr)
 			}
 			counter.calls.Store(0)
-			if res, err := l.Check(r); err != nil || !res.Allowed {
-				t.Fatalf("%d-byte key, second request: %+v %v", n, res, err)
+			if !l.Admit(httptest.NewRecorder(), r) || storeErr != nil {
+				t.Fatalf("%d-byte key, second request: denied or failed (%v)", n, storeErr)
 			}
 			if got := counter.calls.Load(); got != 1 {
 				t.Fatalf("%d-byte key: %d script calls for two policies, want 1 (one slot, one atomic call)", n, got)

@@ -1,4 +1,4 @@
-package ratelimit_test
+package main
 
 import (
 	"os"
@@ -13,7 +13,7 @@ import (
 // README cannot drift from the API: every block must be a complete file,
 // imports included.
 func TestReadmeSnippetsCompile(t *testing.T) {
-	data, err := os.ReadFile("README.md")
+	data, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,8 +21,9 @@ func TestReadmeSnippetsCompile(t *testing.T) {
 	if len(blocks) < 5 {
 		t.Fatalf("found %d Go blocks in README.md, want the snippets", len(blocks))
 	}
-	// A directory starting with "." inside the module: the module's
-	// dependencies resolve, and ./... never sees it.
+	// A directory starting with "." inside this module, which requires
+	// every module a snippet imports: their packages resolve, and ./...
+	// never sees it.
 	dir, err := os.MkdirTemp(".", ".readme-")
 	if err != nil {
 		t.Fatal(err)
