@@ -3,7 +3,6 @@ package ratelimit
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -73,17 +72,7 @@ func (l *Limiter) AdmitKey(ctx context.Context, key string, h http.Header) (ok b
 // adapter maps its status code). Otherwise the Admission is nil.
 func (l *Limiter) BeginKey(ctx context.Context, key string, h http.Header) (a *Admission, ok bool, status int) {
 	p := l.getPass()
-	var o outcome
-	if err := l.keyCall(ctx, key, p); errors.Is(err, ErrBadConfig) {
-		o = outcome{end: badCost, err: err, source: FromFailurePolicy}
-	} else if err != nil {
-		o = outcome{end: badKey, err: err}
-	} else {
-		o = l.runShaped(ctx, 1, p)
-		if l.observer.Decision != nil {
-			l.observe(nil, p, o)
-		}
-	}
+	o := l.decideKeyed(ctx, nil, p, l.keyCall(ctx, key, p), 1) // middleware.go
 	ok, status = l.conclude(nil, h, o)
 	a, ok = l.admission(ctx, nil, p, o, ok)
 	return a, ok, status

@@ -48,21 +48,12 @@ func (l *Limiter) BeginWithKeyFunc(w http.ResponseWriter, r *http.Request, keyFu
 		return nil, true
 	}
 	p := l.getPass()
-	var o outcome
-	if err := l.keyRequest(r, keyFunc, p); errors.Is(err, ErrBadConfig) {
-		o = outcome{end: badCost, err: err, source: FromFailurePolicy}
-	} else if err != nil {
-		o = outcome{end: badKey, err: err}
-	} else {
-		n := 1
-		if l.cost != nil {
-			n = l.cost(r)
-		}
-		o = l.runShaped(r.Context(), n, p)
-		if l.observer.Decision != nil {
-			l.observe(r, p, o)
-		}
+	keyErr := l.keyRequest(r, keyFunc, p)
+	n := 1
+	if keyErr == nil && l.cost != nil {
+		n = l.cost(r)
 	}
+	o := l.decideKeyed(r.Context(), r, p, keyErr, n)
 	ok, status := l.conclude(r, w.Header(), o)
 	switch {
 	case ok || status == 0: // served, or gone: nothing to answer
@@ -164,4 +155,22 @@ func (l *Limiter) AllowN(ctx context.Context, key string, n int) (Result, error)
 		o.res.Allowed = true
 	}
 	return o.res, o.err
+}
+
+// decideKeyed is the outcome of a request (r nil for a call with no
+// *http.Request) whose takes p were keyed with keyErr: a bad key or
+// configuration answers at once; otherwise the pass decides n tokens,
+// with shaping, and the observer is told.
+func (l *Limiter) decideKeyed(ctx context.Context, r *http.Request, p *pass, keyErr error, n int) outcome {
+	switch {
+	case errors.Is(keyErr, ErrBadConfig):
+		return outcome{end: badCost, err: keyErr, source: FromFailurePolicy}
+	case keyErr != nil:
+		return outcome{end: badKey, err: keyErr}
+	}
+	o := l.runShaped(ctx, n, p)
+	if l.observer.Decision != nil {
+		l.observe(r, p, o)
+	}
+	return o
 }
