@@ -102,15 +102,6 @@ func (l *Limiter) forgetAll(ctx context.Context, p *pass) {
 	}
 }
 
-// resetWithin is r.Reset within b.
-func resetWithin(ctx context.Context, b *budget, r Resetter, key string, limit Limit) error {
-	if b == nil {
-		return r.Reset(ctx, key, limit)
-	}
-	_, err := within(ctx, b, func(ctx context.Context) (struct{}, error) { return struct{}{}, r.Reset(ctx, key, limit) })
-	return err
-}
-
 // resetLimits returns the limits under which policy pol keeps a key's
 // budget, each once: its limit, every plan's, or for a LimitFunc its
 // placeholder, of the policy's Algorithm. A store keeps a key's budget per

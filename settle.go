@@ -121,11 +121,3 @@ func (l *Limiter) giveBack(ctx context.Context, p *pass) error {
 // long gives back less (a window's take in its first moments stays
 // counted). Refunder's contract says how each algorithm errs.
 const refundSlack = 100 * time.Millisecond
-
-// refundWithin is rf.RefundN within b.
-func refundWithin(ctx context.Context, b *budget, rf Refunder, key string, limit Limit, n int, age time.Duration) (Result, error) {
-	if b == nil {
-		return rf.RefundN(ctx, key, limit, n, age)
-	}
-	return within(ctx, b, func(ctx context.Context) (Result, error) { return rf.RefundN(ctx, key, limit, n, age) })
-}

@@ -100,6 +100,23 @@ func reserveWithin(ctx context.Context, b *budget, rs Reserver, key string, limi
 	return within(ctx, b, func(ctx context.Context) (Reservation, error) { return rs.ReserveN(ctx, key, limit, n, maxWait) })
 }
 
+// refundWithin is rf.RefundN within b.
+func refundWithin(ctx context.Context, b *budget, rf Refunder, key string, limit Limit, n int, age time.Duration) (Result, error) {
+	if b == nil {
+		return rf.RefundN(ctx, key, limit, n, age)
+	}
+	return within(ctx, b, func(ctx context.Context) (Result, error) { return rf.RefundN(ctx, key, limit, n, age) })
+}
+
+// resetWithin is r.Reset within b.
+func resetWithin(ctx context.Context, b *budget, r Resetter, key string, limit Limit) error {
+	if b == nil {
+		return r.Reset(ctx, key, limit)
+	}
+	_, err := within(ctx, b, func(ctx context.Context) (struct{}, error) { return struct{}{}, r.Reset(ctx, key, limit) })
+	return err
+}
+
 // allowAllWithin is AllowAll within b: the call writes results of its own,
 // copied out only if it answered in time.
 func allowAllWithin(ctx context.Context, b *budget, store Store, takes []Take, results []Result) error {
