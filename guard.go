@@ -29,7 +29,15 @@ func (g *guard) enter() (probe bool, err error) {
 	if g.breaker == nil {
 		return false, nil
 	}
-	ok, probe := g.breaker.allow(g.now())
+	return g.enterAt(g.now())
+}
+
+// enterAt is enter for a caller that read the clock already (now).
+func (g *guard) enterAt(now time.Time) (probe bool, err error) {
+	if g.breaker == nil {
+		return false, nil
+	}
+	ok, probe := g.breaker.allow(now)
 	if !ok {
 		return false, g.breaker.openError()
 	}

@@ -114,7 +114,7 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 	if ctx.Err() != nil { // the request ended before the store was asked
 		return l.ended(ctx, p, ctx.Err(), 0)
 	}
-	probe, err := l.enter() // guard.go: the breaker
+	probe, err := l.enterAt(now) // guard.go: the breaker; now is read when there is one
 	if err != nil {
 		return l.fallBack(ctx, p, err, 0)
 	}
