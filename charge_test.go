@@ -86,7 +86,7 @@ func TestCountSurvivesDisconnect(t *testing.T) {
 		cancel() // the client goes away
 	}))
 	h.ServeHTTP(httptest.NewRecorder(), loginRequest("eve", "x").WithContext(ctx))
-	if res, _ := l.Report(context.Background(), "acct:eve"); res.Remaining != 4 {
+	if res, _ := l.AllowN(context.Background(), "acct:eve", 0); res.Remaining != 4 {
 		t.Fatalf("Remaining %d, want 4: the failure was counted", res.Remaining)
 	}
 }

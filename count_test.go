@@ -60,7 +60,7 @@ func TestRightPasswordsAreGivenBack(t *testing.T) {
 			t.Fatalf("right password %d: %d", i, w.Code)
 		}
 	}
-	if res, _ := l.Report(context.Background(), "acct:ann"); res.Remaining != 5 {
+	if res, _ := l.AllowN(context.Background(), "acct:ann", 0); res.Remaining != 5 {
 		t.Fatalf("after 20 right passwords Remaining %d, want 5", res.Remaining)
 	}
 }
@@ -123,7 +123,7 @@ func TestHijackedResponseCounts(t *testing.T) {
 				rw.WriteString("HTTP/1.1 401 Unauthorized\r\n\r\n")
 				conn.Close()
 			})).ServeHTTP(&hijackWriter{headerWriter: headerWriter{h: http.Header{}}}, loginRequest("ann", "x"))
-			if res, _ := l.Report(context.Background(), "acct:ann"); res.Remaining != tt.left {
+			if res, _ := l.AllowN(context.Background(), "acct:ann", 0); res.Remaining != tt.left {
 				t.Fatalf("Remaining %d, want %d", res.Remaining, tt.left)
 			}
 		})

@@ -19,22 +19,22 @@ func ExampleLimiter_Reset() {
 	for range 3 {
 		api.Allow(ctx, "customer-9")
 	}
-	res, _ := api.Report(ctx, "customer-9")
+	res, _ := api.AllowN(ctx, "customer-9", 0)
 	fmt.Println("before:", res.Allowed, res.Remaining)
 	api.Reset(ctx, "customer-9") // support: "unblock this customer"
-	res, _ = api.Report(ctx, "customer-9")
+	res, _ = api.AllowN(ctx, "customer-9", 0)
 	fmt.Println("after:", res.Allowed, res.Remaining)
 	// Output:
 	// before: true 0
 	// after: true 2
 }
 
-func ExampleLimiter_Report() {
+func ExampleLimiter_AllowN_report() {
 	store := memory.New()
 	defer store.Close()
 	api, _ := ratelimit.New(store, ratelimit.PerMinute(60), ratelimit.WithName("api"))
 	api.AllowN(context.Background(), "customer-9", 10)
-	res, _ := api.Report(context.Background(), "customer-9") // takes nothing
+	res, _ := api.AllowN(context.Background(), "customer-9", 0) // takes nothing
 	fmt.Println(res.Remaining)
 	// Output: 50
 }

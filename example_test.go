@@ -148,23 +148,6 @@ func ExampleLimiter_Policies() {
 	// hourly 1000 per 1h
 }
 
-// WriteHeaders gives code that answers itself the limiter's headers for a
-// decision of AllowN.
-func ExampleLimiter_WriteHeaders() {
-	store := memory.New()
-	defer store.Close()
-	l, _ := ratelimit.New(store, ratelimit.PerMinute(1))
-	for range 2 {
-		res, _ := l.Allow(context.Background(), "job:42")
-		h := http.Header{}
-		l.WriteHeaders(h, res)
-		fmt.Printf("%v remaining=%s retry-after=%q\n", res.Allowed, h.Get("X-RateLimit-Remaining"), h.Get("Retry-After"))
-	}
-	// Output:
-	// true remaining=0 retry-after=""
-	// false remaining=0 retry-after="60"
-}
-
 // A framework adapter keys requests on what its own context knows.
 func ExampleLimiter_AdmitWithKeyFunc() {
 	store := memory.New()

@@ -184,18 +184,3 @@ func (l *Limiter) writeHeaders(h http.Header, o outcome, retry bool) {
 		}
 	}
 }
-
-// WriteHeaders sets on h the headers the limiter writes for res, a Result
-// of [Limiter.AllowN], for callers that answer themselves (such as Echo's
-// RateLimiter through its bridge): those of its header style ([WithHeaders])
-// for the policy res is of, and Retry-After when res is a denial.
-func (l *Limiter) WriteHeaders(h http.Header, res Result) {
-	o := outcome{res: res}
-	for i := range l.policies {
-		if l.policies[i].limit == res.Limit || l.policies[i].planOf(res.Limit) != "" {
-			o.best = i
-			break
-		}
-	}
-	l.writeHeaders(h, o, !res.Allowed)
-}

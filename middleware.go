@@ -124,24 +124,19 @@ func (l *Limiter) Allow(ctx context.Context, key string) (Result, error) {
 //   - an empty key, a bad n or a done context: not Allowed, and the error.
 //
 // Every policy counts key: a limiter whose [Policy] has a KeyFunc of its
-// own needs a request, and AllowN refuses it with an error.
+// own needs a request, and AllowN refuses it with an error. A limiter
+// given [WithMaxDelay] shapes as Admit does: AllowN waits for tokens that
+// come within that delay (ctx ends the wait), and a cost of 0, which
+// reports the budget, never waits.
 func (l *Limiter) AllowN(ctx context.Context, key string, n int) (Result, error) {
 	if key == "" {
 		return Result{}, ErrEmptyKey
 	}
 	p := l.getPass()
 	defer passes.Put(p)
-	if err := l.keyCall(ctx, key, p); err != nil { // decide.go
-		return Result{}, err
-	}
-	o := l.run(ctx, n, p)
-	if l.observer.Decision != nil {
-		l.observe(nil, p, o)
-	}
+	o := l.decideKeyed(ctx, nil, p, l.keyCall(ctx, key, p), n) // decide.go
 	switch o.end {
-	case badCost:
-		return Result{}, o.err
-	case gone:
+	case badKey, badCost, gone:
 		return Result{}, o.err
 	case undecided:
 		l.onError(nil, o.err)

@@ -129,7 +129,7 @@ func TestPlansUpgrade(t *testing.T) {
 	if !res.Allowed {
 		t.Fatalf("upgraded to pro: %+v, want allowed at once", res)
 	}
-	if res, _ := l.Report(pro, "cust"); res.Remaining != 4 {
+	if res, _ := l.AllowN(pro, "cust", 0); res.Remaining != 4 {
 		t.Fatalf("pro Remaining %d, want 4 (5 per minute, 96 of the day)", res.Remaining)
 	}
 	if res, _ := l.Allow(free, "cust"); res.Allowed {

@@ -117,11 +117,3 @@ func (pol *policy) resetLimits() []Limit {
 	}
 	return limits
 }
-
-// Report returns key's budget under every policy without taking anything,
-// as AllowN(ctx, key, 0): the Result of the most constraining policy, for
-// support tools and "how much is left" endpoints. A key blocked by
-// [WithBlock] reports its block.
-func (l *Limiter) Report(ctx context.Context, key string) (Result, error) {
-	return l.AllowN(ctx, key, 0)
-}

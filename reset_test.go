@@ -60,7 +60,7 @@ func TestResetUnblocksAtOnce(t *testing.T) {
 			t.Fatalf("after Reset, Remaining %d, want 1 (2 per hour and 3 per day full again)", res.Remaining)
 		}
 		// Another key is untouched.
-		if res, _ := l.Report(context.Background(), "user:2"); res.Remaining != 1 {
+		if res, _ := l.AllowN(context.Background(), "user:2", 0); res.Remaining != 1 {
 			t.Fatalf("user:2 Remaining %d, want 1", res.Remaining)
 		}
 	}
@@ -84,7 +84,7 @@ func TestReportTakesNothing(t *testing.T) {
 	l := clocked(t, clock, false, ratelimit.PerMinute(3))
 	allowed(t, l, "k", true)
 	for range 3 {
-		if res, err := l.Report(context.Background(), "k"); err != nil || !res.Allowed || res.Remaining != 2 {
+		if res, err := l.AllowN(context.Background(), "k", 0); err != nil || !res.Allowed || res.Remaining != 2 {
 			t.Fatalf("Report = %+v, %v; want allowed, remaining 2", res, err)
 		}
 	}
@@ -102,7 +102,7 @@ func TestBlockAfterDenial(t *testing.T) {
 		if res.RetryAfter != 9*time.Minute || res.Remaining != 0 {
 			t.Fatalf("blocked: %+v, want RetryAfter 9m", res)
 		}
-		if res, _ := l.Report(context.Background(), "acct"); res.Allowed || res.RetryAfter != 9*time.Minute {
+		if res, _ := l.AllowN(context.Background(), "acct", 0); res.Allowed || res.RetryAfter != 9*time.Minute {
 			t.Fatalf("Report of a blocked key = %+v", res)
 		}
 		allowed(t, l, "other", true) // other keys are not blocked

@@ -54,15 +54,16 @@ func (l *Limiter) reserve(ctx context.Context, p *pass) error {
 	return err
 }
 
-// runShaped is the pass of Admit: run, then for a shaping limiter the wait
+// runShaped is the pass of Admit, AdmitKey and AllowN: run, then for a shaping limiter the wait
 // its decision asks for. A request whose context ends while it waits is
 // not served (end gone), and its booking is given back.
 func (l *Limiter) runShaped(ctx context.Context, n int, p *pass) outcome {
-	if l.maxDelay > 0 && l.booker != nil && !l.dryRun {
+	shapes := l.maxDelay > 0 && n > 0 && !l.dryRun // a report (n = 0) never waits
+	if shapes && l.booker != nil {
 		p.op, p.maxWait = book, l.maxDelay
 	}
 	o := l.run(ctx, n, p)
-	if l.maxDelay == 0 || o.end != decided || l.dryRun {
+	if !shapes || o.end != decided {
 		return o
 	}
 	if p.op == book {

@@ -130,3 +130,52 @@ func ExampleWithMaxDelay() {
 	fmt.Println(l)
 	// Output: default: 20 per 1s
 }
+
+// Every way in shapes alike: AllowN, AdmitKey and Admit wait for a token
+// that comes within WithMaxDelay; a report (AllowN of 0) never waits.
+func TestShapingIsTheSameForEveryEntry(t *testing.T) {
+	entries := []struct {
+		name  string
+		admit func(l *ratelimit.Limiter) bool
+	}{
+		{"AllowN", func(l *ratelimit.Limiter) bool {
+			res, err := l.AllowN(context.Background(), "ip:192.0.2.1", 1)
+			return err == nil && res.Allowed
+		}},
+		{"AdmitKey", func(l *ratelimit.Limiter) bool {
+			ok, _ := l.AdmitKey(context.Background(), "ip:192.0.2.1", http.Header{})
+			return ok
+		}},
+		{"Admit", func(l *ratelimit.Limiter) bool {
+			r := httptest.NewRequest("GET", "/", nil)
+			r.RemoteAddr = "192.0.2.1:1234"
+			return l.Admit(httptest.NewRecorder(), r)
+		}},
+	}
+	for _, e := range entries {
+		t.Run(e.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				store := memory.New()
+				defer store.Close()
+				l, err := ratelimit.New(store, ratelimit.PerSecond(10).WithBurst(1), ratelimit.WithMaxDelay(150*time.Millisecond))
+				if err != nil {
+					t.Fatal(err)
+				}
+				start := time.Now()
+				var at []time.Duration
+				for range 3 {
+					if e.admit(l) {
+						at = append(at, time.Since(start))
+					}
+				}
+				if fmt.Sprint(at) != fmt.Sprint([]time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond}) {
+					t.Fatalf("admitted at %v, want [0s 100ms 200ms]", at)
+				}
+				res, err := l.AllowN(context.Background(), "ip:192.0.2.1", 0)
+				if err != nil || time.Since(start) != 200*time.Millisecond {
+					t.Fatalf("a report: %+v, %v, waited until %v; want no wait", res, err, time.Since(start))
+				}
+			})
+		})
+	}
+}

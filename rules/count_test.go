@@ -232,7 +232,7 @@ rules:
 	}
 	left := func() int {
 		t.Helper()
-		res, err := h.Limiter("counter").Report(context.Background(), "ip:192.0.2.1")
+		res, err := h.Limiter("counter").AllowN(context.Background(), "ip:192.0.2.1", 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,8 @@ package echolimit
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 
 	"github.com/labstack/echo/v5"
 	"github.com/labstack/echo/v5/middleware"
@@ -70,18 +72,25 @@ func (s *RateLimiterStore) Allow(identifier string) (bool, error) {
 // under the request's context (a decision ends when the client goes away,
 // or within the limiter's time budget), and once decided it sets the
 // limiter's rate-limit headers on the response, with Retry-After on a
-// denial ([ratelimit.Limiter.WriteHeaders]).
+// denial, as [ratelimit.Limiter.AdmitKey] sets them.
 func (s *RateLimiterStore) AllowContext(c *echo.Context, identifier string) (bool, error) {
 	return s.allow(c.Request().Context(), identifier, c)
 }
 
 func (s *RateLimiterStore) allow(ctx context.Context, identifier string, c *echo.Context) (bool, error) {
-	res, err := s.limiter.Allow(ctx, "echo:"+identifier)
-	if c != nil && err == nil { // decided: by the store or the deny cache
-		s.limiter.WriteHeaders(c.Response().Header(), res)
+	key := "echo:" + identifier
+	if c == nil {
+		res, err := s.limiter.Allow(ctx, key)
+		if res.Allowed {
+			return true, nil
+		}
+		return false, err
 	}
-	if res.Allowed {
-		return true, nil
+	ok, status := s.limiter.AdmitKey(ctx, key, c.Response().Header())
+	if ok || status == http.StatusTooManyRequests {
+		return ok, nil
 	}
-	return false, err
+	// The store failed and the limiter fails closed, or a bad configuration:
+	// the limiter's error handler was told why.
+	return false, fmt.Errorf("ratelimit: the limiter answers %d %s", status, http.StatusText(status))
 }

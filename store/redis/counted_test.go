@@ -54,7 +54,7 @@ func TestCountedGuessesAcrossAppServers(t *testing.T) {
 			if n := reached.Load(); n != 5 {
 				t.Fatalf("%d of 60 concurrent guesses reached the handler, want 5", n)
 			}
-			if res, err := ls[2].Report(context.Background(), "acct:ann"); err != nil || res.Allowed {
+			if res, err := ls[2].AllowN(context.Background(), "acct:ann", 0); err != nil || res.Allowed {
 				t.Fatalf("the account after 5 failures: %+v, %v; want blocked", res, err)
 			}
 		})

@@ -86,7 +86,7 @@ func blockAcrossServers(e *env) {
 		e.t.Fatalf("Reset: %v", err)
 	}
 	for name, l := range map[string]*ratelimit.Limiter{"B": b, "A, which reset nothing": a} {
-		if res, err := l.Report(ctx, "user:ann"); err != nil || !res.Allowed || res.Remaining != 2 {
+		if res, err := l.AllowN(ctx, "user:ann", 0); err != nil || !res.Allowed || res.Remaining != 2 {
 			e.t.Fatalf("server %s after the reset: %+v, %v; want a full budget", name, res, err)
 		}
 	}
