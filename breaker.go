@@ -41,8 +41,8 @@ func (s BreakerState) String() string {
 // Default settings of the breaker every limiter on a store that is not
 // [Local] gets unless [WithBreaker] says otherwise.
 const (
-	DefaultBreakerFailures = 5
-	DefaultBreakerCoolDown = 500 * time.Millisecond
+	defaultBreakerFailures = 5
+	defaultBreakerCoolDown = 500 * time.Millisecond
 )
 
 // Breaker is a circuit breaker over a store: after a number of consecutive
@@ -190,8 +190,8 @@ func (b *Breaker) setLocked(s BreakerState) {
 
 // WithBreaker sets the circuit breaker in front of the store; limiters on
 // one store may share one. The default for a store that is not [Local] is
-// a breaker of its own per limiter, NewBreaker([DefaultBreakerFailures],
-// [DefaultBreakerCoolDown]); nil turns it off. Changes of state are logged
+// a breaker of its own per limiter, NewBreaker(5, 500*time.Millisecond): it
+// opens after 5 failures in a row and probes after 500 ms; nil turns it off. Changes of state are logged
 // once each by the breaker, with log/slog (see [WithLogger]), and told to [Observer].BreakerChange.
 // An [InFlight] limit takes it too, with the same default.
 func WithBreaker(b *Breaker) Option {

@@ -6,16 +6,6 @@ import (
 	"math"
 )
 
-// WithCharges lets the limiter take costs known only after the response,
-// such as an LLM call's tokens, with [Limiter.Charge].
-func WithCharges() Option {
-	return func(c *config) error { c.given.add(optCharges); c.charges = true; return nil }
-}
-
-// ErrNoCharges is returned by [Limiter.Charge] on a limiter made without
-// [WithCharges].
-var ErrNoCharges = errors.New("ratelimit: Charge needs WithCharges")
-
 // Charge takes n more tokens of key's budget under every policy, after
 // the fact: what a request used once the handler knew (tokens, bytes,
 // rows). The charge is taken in the store, where every app server sees
@@ -41,9 +31,6 @@ var ErrNoCharges = errors.New("ratelimit: Charge needs WithCharges")
 // that its next request asks the store. key is the client key, as for [Limiter.AllowN];
 // policies with plans read the plan from ctx.
 func (l *Limiter) Charge(ctx context.Context, key string, n int) error {
-	if !l.charges {
-		return ErrNoCharges
-	}
 	if key == "" {
 		return ErrEmptyKey
 	}

@@ -125,7 +125,7 @@ func TestCountStatus(t *testing.T) {
 func TestChargeLeavesBoundedDebt(t *testing.T) {
 	for _, remote := range []bool{false, true} {
 		clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-		l := clocked(t, clock, remote, ratelimit.PerMinute(10), ratelimit.WithCharges())
+		l := clocked(t, clock, remote, ratelimit.PerMinute(10))
 		ctx := context.Background()
 		allowed(t, l, "llm", true) // 9 left
 		if err := l.Charge(ctx, "llm", 500); err != nil {
@@ -150,10 +150,6 @@ func TestChargeLeavesBoundedDebt(t *testing.T) {
 		if other := allowed(t, l, "other", true); other.Remaining != 9 {
 			t.Fatalf("another key: Remaining %d", other.Remaining)
 		}
-		noCharges := clocked(t, clock, remote, ratelimit.PerMinute(10))
-		if err := noCharges.Charge(ctx, "llm", 1); !errors.Is(err, ratelimit.ErrNoCharges) {
-			t.Fatalf("Charge without WithCharges = %v", err)
-		}
 		if err := l.Charge(ctx, "llm", -1); !errors.Is(err, ratelimit.ErrInvalidCost) {
 			t.Fatalf("Charge(-1) = %v", err)
 		}
@@ -164,7 +160,7 @@ func TestChargeLeavesBoundedDebt(t *testing.T) {
 // that another, which never saw it, denies the key in one store call.
 func TestChargeIsFleetWide(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	ls, store := fleet(t, clock, 2, ratelimit.PerMinute(10), ratelimit.WithCharges())
+	ls, store := fleet(t, clock, 2, ratelimit.PerMinute(10))
 	if err := ls[0].Charge(context.Background(), "llm", 10); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +176,7 @@ func TestChargeIsFleetWide(t *testing.T) {
 // waits for the window's end.
 func TestChargeWindow(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_700_000_020, 0)} // 40 s into a minute
-	l := clocked(t, clock, true, ratelimit.PerMinute(10).WithAlgorithm(ratelimit.FixedWindow), ratelimit.WithCharges())
+	l := clocked(t, clock, true, ratelimit.PerMinute(10).WithAlgorithm(ratelimit.FixedWindow))
 	ctx := context.Background()
 	allowed(t, l, "rows", true)
 	if err := l.Charge(ctx, "rows", 100); err != nil {
@@ -204,7 +200,7 @@ func TestChargeWhileStoreFails(t *testing.T) {
 	defer mem.Close()
 	flaky := &switchStore{Store: mem}
 	b := ratelimit.NewBreaker(1, time.Minute)
-	l, err := ratelimit.New(flaky, ratelimit.PerMinute(10), ratelimit.WithCharges(), ratelimit.WithBreaker(b), ratelimit.WithFailOpen(),
+	l, err := ratelimit.New(flaky, ratelimit.PerMinute(10), ratelimit.WithBreaker(b), ratelimit.WithFailOpen(),
 		ratelimit.WithPlainKeys(), ratelimit.WithName("llm"), ratelimit.WithDenyCache(0), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +254,7 @@ func (s *switchStore) ReserveN(ctx context.Context, key string, l ratelimit.Limi
 func TestChargeAllocatesNothing(t *testing.T) {
 	skipUnderRace(t)
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	l := clocked(t, clock, false, ratelimit.PerSecond(1000), ratelimit.WithCharges())
+	l := clocked(t, clock, false, ratelimit.PerSecond(1000))
 	ctx := context.Background()
 	l.Charge(ctx, "k", 1)
 	if a := testing.AllocsPerRun(1000, func() { clock.Add(time.Second); l.Charge(ctx, "k", 10) }); a != 0 {

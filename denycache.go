@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// DefaultDenyCacheKeys is the number of denied keys a limiter on a store
+// defaultDenyCacheKeys is the number of denied keys a limiter on a store
 // that is not [Local] remembers unless [WithDenyCache] says otherwise.
-const DefaultDenyCacheKeys = 65_536
+const defaultDenyCacheKeys = 65_536
 
 // WithDenyCache sets how many denied keys the limiter remembers locally:
 // once the store denies a key a request of cost n under a limit with
@@ -22,8 +22,7 @@ const DefaultDenyCacheKeys = 65_536
 // a fixed window is remembered the same way, until its next token. A flooding client so costs the store
 // about one call per token per app server. When maxKeys are held the
 // expired ones are dropped, then arbitrary ones (which only costs a store
-// call). The default is [DefaultDenyCacheKeys] for a store that is not
-// [Local]; 0 turns the cache off, and a negative maxKeys is an error.
+// call). The default is 65,536 keys for a store that is not [Local]; 0 turns the cache off, and a negative maxKeys is an error.
 //
 // With several policies ([WithPolicy]) every policy's denials are kept,
 // and a request the cache denies gets the longest wait of the policies it
@@ -40,10 +39,10 @@ func WithDenyCache(maxKeys int) Option {
 	}
 }
 
-// DefaultDenyCacheMaxAge is how long a limiter's deny cache answers for a
+// defaultDenyCacheMaxAge is how long a limiter's deny cache answers for a
 // denial before asking the store again, unless [WithDenyCacheMaxAge] says
 // otherwise.
-const DefaultDenyCacheMaxAge = 10 * time.Second
+const defaultDenyCacheMaxAge = 10 * time.Second
 
 // WithDenyCacheMaxAge sets how long the deny cache answers for a denial
 // before it asks the store again, even when the denial's RetryAfter is
@@ -53,7 +52,7 @@ const DefaultDenyCacheMaxAge = 10 * time.Second
 // cached a denial of a key serves the key again at most maxAge after a
 // Reset made on another; the one that made it, at once. The cost is one
 // store call per maxAge per denied key that keeps asking, per app server.
-// The default is [DefaultDenyCacheMaxAge]; 0 keeps every denial for its
+// The default is 10 seconds; 0 keeps every denial for its
 // whole RetryAfter (a reset elsewhere is then seen once that wait is
 // over), and a negative maxAge is an error.
 func WithDenyCacheMaxAge(maxAge time.Duration) Option {

@@ -38,9 +38,9 @@ func TestResetReachesOtherDenyCaches(t *testing.T) {
 		opts  []ratelimit.Option
 		seen  time.Duration // how long after the reset the other server serves the key
 	}{
-		{"4 an hour, the default max age", ratelimit.PerHour(4), nil, ratelimit.DefaultDenyCacheMaxAge},
-		{"a daily quota, the default max age", ratelimit.PerDay(4, nil), nil, ratelimit.DefaultDenyCacheMaxAge},
-		{"a block of 15 minutes", ratelimit.PerHour(4), []ratelimit.Option{ratelimit.WithBlock(15 * time.Minute)}, ratelimit.DefaultDenyCacheMaxAge},
+		{"4 an hour, the default max age", ratelimit.PerHour(4), nil, 10 * time.Second},
+		{"a daily quota, the default max age", ratelimit.PerDay(4, nil), nil, 10 * time.Second},
+		{"a block of 15 minutes", ratelimit.PerHour(4), []ratelimit.Option{ratelimit.WithBlock(15 * time.Minute)}, 10 * time.Second},
 		{"a max age of 2 s", ratelimit.PerHour(4), []ratelimit.Option{ratelimit.WithDenyCacheMaxAge(2 * time.Second)}, 2 * time.Second},
 		{"no max age: the denial's wait", ratelimit.PerHour(4), []ratelimit.Option{ratelimit.WithDenyCacheMaxAge(0)}, 15 * time.Minute},
 	} {

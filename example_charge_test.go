@@ -62,7 +62,7 @@ func ExampleLimiter_Charge() {
 	// has room for one, and is charged what it used once it is done.
 	store := memory.New()
 	defer store.Close()
-	llm, _ := ratelimit.New(store, ratelimit.PerMinute(1000), ratelimit.WithName("llm"), ratelimit.WithCharges())
+	llm, _ := ratelimit.New(store, ratelimit.PerMinute(1000), ratelimit.WithName("llm"))
 	ctx := context.Background()
 	res, _ := llm.Allow(ctx, "customer-9")
 	fmt.Println(res.Allowed)
@@ -72,14 +72,6 @@ func ExampleLimiter_Charge() {
 	// Output:
 	// true
 	// false
-}
-
-func ExampleWithCharges() {
-	store := memory.New()
-	defer store.Close()
-	_, err := ratelimit.New(store, ratelimit.PerMinute(1000), ratelimit.WithCharges())
-	fmt.Println(err)
-	// Output: <nil>
 }
 
 func ExampleReportStatus() {

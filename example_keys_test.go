@@ -65,7 +65,7 @@ func ExampleWithPlainKeys() {
 // New refuses a limiter keyed by a KeyFunc of its own there, and a key
 // given at the call (AllowN, Admit with a key function of an adapter) is
 // an error, never a plain key in the store.
-func ExampleErrNoKeySecret() {
+func ExampleWithKeySecret_missing() {
 	mem := memory.New()
 	defer mem.Close()
 	_, err := ratelimit.New(printingStore{mem}, ratelimit.PerHour(100), ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-API-Key")))
@@ -76,7 +76,7 @@ func ExampleErrNoKeySecret() {
 		panic(err)
 	}
 	_, err = l.Allow(context.Background(), "sk-live-0123456789")
-	fmt.Println(errors.Is(err, ratelimit.ErrNoKeySecret))
+	fmt.Println(errors.Is(err, ratelimit.ErrBadConfig))
 	// Output:
 	// true
 	// true

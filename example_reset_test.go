@@ -73,7 +73,7 @@ func ExampleWithDenyCacheMaxAge() {
 	store := memory.New()
 	defer store.Close()
 	api, err := ratelimit.New(store, ratelimit.PerDay(1000, nil), ratelimit.WithName("api"),
-		ratelimit.WithDenyCache(ratelimit.DefaultDenyCacheKeys), ratelimit.WithDenyCacheMaxAge(2*time.Second))
+		ratelimit.WithDenyCache(65_536), ratelimit.WithDenyCacheMaxAge(2*time.Second))
 	fmt.Println(api, err)
 	// Output: api: 1000 per day (UTC) <nil>
 }

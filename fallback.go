@@ -98,7 +98,7 @@ func (c *config) defaultFallback(local bool, now func() time.Time) error {
 	case local || c.failOpen || c.failClosed:
 		return nil
 	}
-	c.fallback, c.instances = newLocalStore(DefaultDenyCacheKeys, now), max(c.instances, 1)
+	c.fallback, c.instances = newLocalStore(defaultDenyCacheKeys, now), max(c.instances, 1)
 	return nil
 }
 

@@ -33,9 +33,9 @@ type Slot struct {
 	Running  int    // slots of the key held after the call, this one included
 }
 
-// DefaultLease is how long an [InFlight] slot lives unless renewed; a
+// defaultLease is how long an [InFlight] slot lives unless renewed; a
 // running request renews it every third of that.
-const DefaultLease = 10 * time.Second
+const defaultLease = 10 * time.Second
 
 // InFlight limits how many requests of a key run at once (exports, report
 // generation), releasing a slot when the handler returns, or panics. Build
@@ -82,8 +82,8 @@ var inFlightOptions = optionsOf(optName, optKeyFunc, optKeySecret, optPlainKeys,
 //     Limiter's;
 //   - [WithTimeout] and [WithBreaker]: the time budget of each store call
 //     and the breaker in front of the store, by default on a store that is
-//     not Local [DefaultTimeout] and a breaker of its own, as [New] gives;
-//   - [WithLease] ([DefaultLease]);
+//     not Local 100 ms and a breaker of its own, as [New] gives;
+//   - [WithLease] (10 seconds);
 //   - [WithSkip]: a skipped request runs without a slot;
 //   - [WithDryRun]: a request that finds every slot held runs anyway,
 //     without a slot, logged as would-deny at most once a second;
@@ -98,10 +98,10 @@ func NewInFlight(store SlotStore, max int, opts ...Option) (*InFlight, error) {
 		return nil, fmt.Errorf("ratelimit: NewInFlight: max %d must be from 1 to %d", max, MaxRate)
 	}
 	local := isLocal(store)
-	c := config{keyFunc: KeyByIP(), lease: DefaultLease}
+	c := config{keyFunc: KeyByIP(), lease: defaultLease}
 	if !local {
-		c.timeout = DefaultTimeout
-		c.breaker = NewBreaker(DefaultBreakerFailures, DefaultBreakerCoolDown)
+		c.timeout = defaultTimeout
+		c.breaker = NewBreaker(defaultBreakerFailures, defaultBreakerCoolDown)
 	}
 	for _, o := range opts {
 		if err := o(&c); err != nil {
@@ -139,7 +139,7 @@ func NewInFlight(store SlotStore, max int, opts ...Option) (*InFlight, error) {
 }
 
 // WithLease sets how long an [InFlight] slot lives unless renewed
-// ([DefaultLease]); a running request renews it every third of that.
+// (10 seconds by default); a running request renews it every third of that.
 // [New] refuses it: a Limiter holds no slots.
 func WithLease(d time.Duration) Option {
 	return func(c *config) error {

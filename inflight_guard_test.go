@@ -98,7 +98,7 @@ func TestInFlightFrozenStoreCostsTheBudget(t *testing.T) {
 		code   int
 		ran    bool
 	}{
-		{"the default budget, fail open", nil, ratelimit.DefaultTimeout, http.StatusOK, true},
+		{"the default budget, fail open", nil, 100 * time.Millisecond, http.StatusOK, true},
 		{"WithTimeout, fail closed", []ratelimit.Option{ratelimit.WithTimeout(30 * time.Millisecond), ratelimit.WithFailClosed()},
 			30 * time.Millisecond, http.StatusServiceUnavailable, false},
 	} {
@@ -149,7 +149,7 @@ func TestInFlightBreakerSparesTheStore(t *testing.T) {
 			}
 			total += took
 		}
-		if n := s.acquires.Load(); n != 2 || !opened.Load() || total != 2*ratelimit.DefaultTimeout {
+		if n := s.acquires.Load(); n != 2 || !opened.Load() || total != 2*100*time.Millisecond {
 			t.Fatalf("%d Acquire calls, %v in all, breaker open told %v; want 2 calls, 2 budgets, told",
 				n, total, opened.Load())
 		}

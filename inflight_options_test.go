@@ -29,7 +29,6 @@ func TestInFlightRefusesOptionsThatDoNotApply(t *testing.T) {
 		"WithFallback":  ratelimit.WithFallback(fallback, 2),
 		"WithBlock":     ratelimit.WithBlock(time.Minute),
 		"WithCountIf":   ratelimit.WithCountIf(func(int) bool { return true }),
-		"WithCharges":   ratelimit.WithCharges(),
 		"WithMaxDelay":  ratelimit.WithMaxDelay(time.Second),
 	} {
 		_, err := ratelimit.NewInFlight(memory.NewSlots(), 2, opt)

@@ -40,7 +40,7 @@ func (f *InFlight) Handler(next http.Handler) http.Handler {
 			return
 		}
 		sk, err := f.storeKey(key)
-		if err != nil { // ErrNoKeySecret: a key function of an adapter's, on a shared store
+		if err != nil { // errNoKeySecret: a key function of an adapter's, on a shared store
 			f.onError(r, err)
 			http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
 			return

@@ -28,7 +28,7 @@ const MinKeySecretLen = 16
 // own ([WithKeyFunc], a [Policy]'s Key) without WithKeySecret or
 // [WithPlainKeys] ([ErrBadConfig]), and a key given at the call
 // ([Limiter.AllowN], [Limiter.AdmitWithKeyFunc]) that needs the hash is an
-// error ([ErrNoKeySecret]; 500 for a request), never sent in plain text.
+// error (wrapping [ErrBadConfig]; 500 for a request), never sent in plain text.
 // The default KeyFunc, [KeyByIP], needs no secret. The hash costs about a microsecond
 // for a key the limiter has not seen recently, nothing for one it has.
 func WithKeySecret(secret []byte) Option {

@@ -31,16 +31,16 @@ import (
 // KeyFunc) is "h:" and a keyed hash of it, so that secrets such as API keys
 // never reach the store, its logs or its backups.
 
-// ErrNoKeySecret reports a key given at the call ([Limiter.AllowN],
+// errNoKeySecret reports a key given at the call ([Limiter.AllowN],
 // [Limiter.AdmitWithKeyFunc]) that must be hashed (see [WithKeySecret]) on a
 // store that is not [Local], for a limiter given neither WithKeySecret nor
 // [WithPlainKeys]: the key never reaches the store, and a request is
 // answered 500. It wraps [ErrBadConfig].
-var ErrNoKeySecret = fmt.Errorf("ratelimit: a key from the request (a header, the context) would reach a shared store in plain text: give every instance the same WithKeySecret, or WithPlainKeys: %w", ErrBadConfig)
+var errNoKeySecret = fmt.Errorf("ratelimit: a key from the request (a header, the context) would reach a shared store in plain text: give every instance the same WithKeySecret, or WithPlainKeys: %w", ErrBadConfig)
 
 // errNeedKeySecret is New's error for a limiter on a shared store keyed by
 // a KeyFunc of its own without WithKeySecret or WithPlainKeys: its keys may
-// come from the request, and would then reach the store as ErrNoKeySecret
+// come from the request, and would then reach the store as errNoKeySecret
 // says.
 var errNeedKeySecret = fmt.Errorf("keys of WithKeyFunc (or a Policy's Key) on a shared store need WithKeySecret, the same on every instance, or WithPlainKeys if they hold no secret (such as addresses): %w", ErrBadConfig)
 
@@ -84,7 +84,7 @@ func (k *keyspace) client(raw string) (string, error) {
 		return boundKey(raw), nil
 	}
 	if k.mac == nil {
-		return "", ErrNoKeySecret
+		return "", errNoKeySecret
 	}
 	m := k.mac.Get().(*macState)
 	m.h.Reset()

@@ -186,8 +186,8 @@ func TestRequestKeysWithoutASecret(t *testing.T) {
 		if l.AdmitWithKeyFunc(w, apiKeyRequest("sk-live-1"), ratelimit.KeyByHeader("X-API-Key")) || w.Code != http.StatusInternalServerError {
 			t.Fatalf("admitted or answered %d, want 500", w.Code)
 		}
-		if !errors.Is(got, ratelimit.ErrNoKeySecret) || len(store.keys) != 0 {
-			t.Fatalf("error handler got %v, store got %q; want ErrNoKeySecret and no call", got, store.keys)
+		if !errors.Is(got, ratelimit.ErrBadConfig) || len(store.keys) != 0 {
+			t.Fatalf("error handler got %v, store got %q; want ErrBadConfig and no call", got, store.keys)
 		}
 		// Addresses need no secret.
 		ip := newLimiter(t, store, ratelimit.PerHour(5))

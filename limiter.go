@@ -51,7 +51,6 @@ type Limiter struct {
 	blockFor   time.Duration         // WithBlock's; 0 without (block.go)
 	blockLimit Limit                 // the limit of a block's budget
 	countIf    func(status int) bool // WithCountIf's (charge.go)
-	charges    bool                  // WithCharges (charge.go)
 
 	observer     Observer
 	dryRun       bool
@@ -69,7 +68,7 @@ type Limiter struct {
 // and so is an option that applies only to an in-flight limit ([WithLease]).
 //
 // On a store that is not [Local], such as Redis, every decision gets a time
-// budget ([DefaultTimeout]), a circuit breaker and a local deny cache by
+// budget (100 ms), a circuit breaker and a local deny cache by
 // default; see [WithTimeout], [WithBreaker] and [WithDenyCache]. While such
 // a store fails, a local store of the limiter's own decides (limit/N per
 // app server, N of [WithInstances], 1 without; see [WithFallback]), so that
@@ -83,11 +82,11 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	if err := limit.Validate(); err != nil {
 		return nil, configError("ratelimit: New: ", err)
 	}
-	c := config{keyFunc: KeyByIP(), denyMaxAge: DefaultDenyCacheMaxAge}
+	c := config{keyFunc: KeyByIP(), denyMaxAge: defaultDenyCacheMaxAge}
 	if !isLocal(store) {
-		c.timeout = DefaultTimeout
-		c.breaker = NewBreaker(DefaultBreakerFailures, DefaultBreakerCoolDown)
-		c.denyKeys = DefaultDenyCacheKeys
+		c.timeout = defaultTimeout
+		c.breaker = NewBreaker(defaultBreakerFailures, defaultBreakerCoolDown)
+		c.denyKeys = defaultDenyCacheKeys
 	}
 	for _, o := range opts {
 		if err := o(&c); err != nil {
@@ -124,7 +123,6 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 		observer:   c.observer,
 		dryRun:     c.dryRun,
 		countIf:    c.countIf,
-		charges:    c.charges,
 		log:        c.logger,
 	}
 	if c.name != "" {
@@ -147,8 +145,8 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 	if c.denyKeys > 0 {
 		l.denies = newDenyCache(c.denyKeys, c.denyMaxAge)
 	}
-	if l.fallback != nil || c.charges {
-		l.debts = newDebtLedger(DefaultDenyCacheKeys)
+	if l.fallback != nil || l.breaker != nil || !isLocal(store) { // a charge the store missed is owed (charge.go)
+		l.debts = newDebtLedger(defaultDenyCacheKeys)
 	}
 	l.track = l.breaker != nil || l.debts != nil // they read when the store last answered
 	if c.blockFor > 0 {

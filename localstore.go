@@ -12,7 +12,7 @@ import (
 // [Local] falls back to by default (see [New]): the same algorithms as
 // store/memory, with the same results, kept simple rather than fast, as it
 // decides only while the main store fails. It holds at most
-// [DefaultDenyCacheKeys] keys: a key whose budget is whole again is
+// 65,536 keys: a key whose budget is whole again is
 // dropped, and when it is full a new key evicts the least used of a few,
 // so that a flood of new keys does not free a limited one. Unlike other
 // stores it decides whatever its context: it is the failure policy's

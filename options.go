@@ -42,7 +42,6 @@ type config struct {
 	keyFuncSet bool                  // WithKeyFunc
 	blockFor   time.Duration         // WithBlock
 	countIf    func(status int) bool // WithCountIf
-	charges    bool                  // WithCharges
 	logger     *slog.Logger          // WithLogger (logger.go)
 
 	maxDelay time.Duration // WithMaxDelay (shaping.go)
@@ -76,7 +75,6 @@ const (
 	optPlainKeys
 	optBlock
 	optCountIf
-	optCharges
 	optMaxDelay
 	optLease
 	optFailOpen
@@ -93,7 +91,7 @@ var optionNames = [optionKinds]string{
 	optBreaker: "WithBreaker", optDenyCache: "WithDenyCache", optFallback: "WithFallback",
 	optObserver: "WithObserver", optDryRun: "WithDryRun", optKeySecret: "WithKeySecret",
 	optPlainKeys: "WithPlainKeys", optBlock: "WithBlock", optCountIf: "WithCountIf",
-	optCharges: "WithCharges", optMaxDelay: "WithMaxDelay", optLease: "WithLease",
+	optMaxDelay: "WithMaxDelay", optLease: "WithLease",
 	optFailOpen: "WithFailOpen", optInstances: "WithInstances", optDenyCacheMaxAge: "WithDenyCacheMaxAge",
 	optLogger: "WithLogger",
 }
@@ -115,7 +113,7 @@ func (s *optionSet) add(k optionKind) { *s |= 1 << k }
 // limit's lease.
 var limiterOptions = optionsOf(optKeyFunc, optCost, optDenyHandler, optErrorHandler, optFailClosed,
 	optSkip, optName, optHeaders, optPolicy, optTimeout, optBreaker, optDenyCache, optFallback,
-	optObserver, optDryRun, optKeySecret, optPlainKeys, optBlock, optCountIf, optCharges, optMaxDelay,
+	optObserver, optDryRun, optKeySecret, optPlainKeys, optBlock, optCountIf, optMaxDelay,
 	optFailOpen, optInstances, optDenyCacheMaxAge, optLogger)
 
 // refuse returns an error naming the first option given that is not in

@@ -35,11 +35,11 @@ type Plan struct {
 	Limit Limit
 }
 
-// ErrUnknownPlan is wrapped by the error of a request whose context names
+// errUnknownPlan is wrapped by the error of a request whose context names
 // no plan of a policy with plans, or one it does not have: a programming
 // error (the request is answered 500 and the error handler told), never a
 // silent default. It wraps [ErrBadConfig].
-var ErrUnknownPlan = fmt.Errorf("%w: unknown plan", ErrBadConfig)
+var errUnknownPlan = fmt.Errorf("%w: unknown plan", ErrBadConfig)
 
 type planKey struct{}
 
@@ -116,9 +116,9 @@ func (pol *policy) limitFor(ctx context.Context) (Limit, int, error) {
 		}
 	}
 	if name == "" {
-		return Limit{}, -1, fmt.Errorf("%w: policy %q has plans and the request's context names none (see WithPlan)", ErrUnknownPlan, pol.name)
+		return Limit{}, -1, fmt.Errorf("%w: policy %q has plans and the request's context names none (see WithPlan)", errUnknownPlan, pol.name)
 	}
-	return Limit{}, -1, fmt.Errorf("%w: policy %q has no plan %s", ErrUnknownPlan, pol.name, strconv.Quote(name))
+	return Limit{}, -1, fmt.Errorf("%w: policy %q has no plan %s", errUnknownPlan, pol.name, strconv.Quote(name))
 }
 
 // planOf returns the name of the first plan of pol whose limit is l, or "".

@@ -100,11 +100,11 @@ func TestPlansUnknownIsAnError(t *testing.T) {
 			t.Fatalf("plan %q: code %d, want 500", plan, w.Code)
 		}
 	}
-	if len(got) != 3 || !errors.Is(got[0], ratelimit.ErrUnknownPlan) || !errors.Is(got[1], ratelimit.ErrUnknownPlan) {
-		t.Fatalf("errors %v, want 3 ErrUnknownPlan", got)
+	if len(got) != 3 || !errors.Is(got[0], ratelimit.ErrBadConfig) || !errors.Is(got[1], ratelimit.ErrBadConfig) {
+		t.Fatalf("errors %v, want 3 ErrBadConfig", got)
 	}
-	if _, err := l.Allow(context.Background(), "k"); !errors.Is(err, ratelimit.ErrUnknownPlan) {
-		t.Fatalf("Allow without a plan = %v, want ErrUnknownPlan", err)
+	if _, err := l.Allow(context.Background(), "k"); !errors.Is(err, ratelimit.ErrBadConfig) || !strings.Contains(err.Error(), "unknown plan") {
+		t.Fatalf("Allow without a plan = %v, want ErrBadConfig", err)
 	}
 	if res, err := l.Allow(ratelimit.WithPlan(context.Background(), "pro"), "k"); err != nil || !res.Allowed {
 		t.Fatalf("Allow with a plan = %+v, %v", res, err)

@@ -8,13 +8,13 @@ import (
 	"time"
 )
 
-// DefaultTimeout is the time budget of a decision on a store that is not
+// defaultTimeout is the time budget of a decision on a store that is not
 // [Local], such as Redis, unless [WithTimeout] sets another. A Redis round
 // trip takes well under a millisecond on a LAN and a few on a busy server;
 // 100 ms leaves room for that and a garbage-collection pause, while a Redis
 // that hangs costs a request at most a tenth of a second (and, once the
 // [Breaker] opens, nothing).
-const DefaultTimeout = 100 * time.Millisecond
+const defaultTimeout = 100 * time.Millisecond
 
 // ErrTimeout reports a store that did not answer within the limiter's time
 // budget (see [WithTimeout]). It is a store failure: the failure policy
@@ -30,7 +30,7 @@ var ErrTimeout = errors.New("ratelimit: store did not answer in time")
 // its context cancelled (a call that never returns keeps its goroutine:
 // the [Breaker] bounds how many calls an outage leaves waiting, and client
 // read timeouts, see docs/redis.md, how long). The default is
-// [DefaultTimeout] for stores that are not [Local], none for Local ones;
+// 100 ms for stores that are not [Local], none for Local ones;
 // d == 0 turns the bound off and a negative d is an error.
 //
 // Only this budget and the store's own errors count against the store in

@@ -56,13 +56,13 @@ type Transport struct {
 	// the budget here (the third party's name, or who gave the URL).
 	Key func(*http.Request) string
 	// MaxPause bounds how long a Retry-After may pause the budget; 0 means
-	// [DefaultMaxPause]. A third party's header is not trusted further.
+	// 10 minutes. A third party's header is not trusted further.
 	MaxPause time.Duration
 }
 
-// DefaultMaxPause is the longest a Retry-After pauses a [Transport]'s
+// defaultMaxPause is the longest a Retry-After pauses a [Transport]'s
 // budget by default.
-const DefaultMaxPause = 10 * time.Minute
+const defaultMaxPause = 10 * time.Minute
 
 // RoundTrip implements [http.RoundTripper]: it waits for a token under the
 // request's context, then sends the request through Base, each retry of
@@ -95,7 +95,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode == http.StatusTooManyRequests {
 		maxPause := t.MaxPause
 		if maxPause <= 0 {
-			maxPause = DefaultMaxPause
+			maxPause = defaultMaxPause
 		}
 		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), t.Limiter.now()); ok {
 			t.Limiter.pause(context.WithoutCancel(req.Context()), key, min(d, maxPause))

@@ -41,15 +41,15 @@ func TestWaitHonoursBlocks(t *testing.T) {
 func TestChargeKeysEveryPolicy(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 	perIP := ratelimit.Policy{Name: "per-ip", Limit: ratelimit.PerMinute(3), Key: ratelimit.KeyByIP()}
-	l := clocked(t, clock, false, ratelimit.PerMinute(10), ratelimit.WithCharges(), ratelimit.WithPolicy(perIP))
+	l := clocked(t, clock, false, ratelimit.PerMinute(10), ratelimit.WithPolicy(perIP))
 	if err := l.Charge(context.Background(), "k", 5); !errors.Is(err, ratelimit.ErrBadConfig) {
 		t.Fatalf("Charge on a policy keyed its own way: %v, want ErrBadConfig", err)
 	}
 
 	plans := ratelimit.Policy{Name: "plan", Plans: []ratelimit.Plan{{Name: "free", Limit: ratelimit.PerMinute(5)}}}
-	l = clocked(t, clock, false, ratelimit.PerMinute(10), ratelimit.WithCharges(), ratelimit.WithPolicy(plans))
-	if err := l.Charge(context.Background(), "k", 5); !errors.Is(err, ratelimit.ErrUnknownPlan) {
-		t.Fatalf("Charge without a plan: %v, want ErrUnknownPlan", err)
+	l = clocked(t, clock, false, ratelimit.PerMinute(10), ratelimit.WithPolicy(plans))
+	if err := l.Charge(context.Background(), "k", 5); !errors.Is(err, ratelimit.ErrBadConfig) {
+		t.Fatalf("Charge without a plan: %v, want ErrBadConfig", err)
 	}
 	res, _ := l.AllowN(ratelimit.WithPlan(context.Background(), "free"), "k", 0)
 	if res.Remaining != 5 {

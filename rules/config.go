@@ -73,7 +73,7 @@ type Rule struct {
 	// rule with ratelimit.Plans (a name every plan gives alike is a policy
 	// without plans). A request whose context names no plan of the rule is
 	// answered 500 and told to the limiter's error handler, never a silent
-	// default (see ratelimit.ErrUnknownPlan).
+	// default (an error wrapping ratelimit.ErrBadConfig).
 	Plans []Plan
 	// Count, if set, are the response status codes that take the rule's
 	// cost, such as 401 and 403 for failed logins

@@ -117,13 +117,13 @@
 //   - on_error: open (the default: a request passes when the store fails)
 //     or closed (503, ratelimit.WithFailClosed).
 //   - timeout: the time budget of a decision (ratelimit.WithTimeout); 0
-//     turns it off; default ratelimit.DefaultTimeout on stores such as
+//     turns it off; default 100 ms on stores such as
 //     Redis, none on the memory store.
 //   - problem_json: answer 429 with an RFC 9457 problem+json body
 //     (ratelimit.WithDenyHandler(ratelimit.ProblemJSON())); default false.
 //   - deny_cache: how many denied keys the limiter remembers
 //     (ratelimit.WithDenyCache); 0 turns it off; default
-//     ratelimit.DefaultDenyCacheKeys on stores such as Redis, none on the
+//     65,536 on stores such as Redis, none on the
 //     memory store.
 //   - breaker: off, or {failures, cool_down} (ratelimit.WithBreaker;
 //     defaults 5 and 500ms); default a breaker on stores such as Redis,
@@ -149,7 +149,7 @@
 // calls ratelimit.WithPlan before the Handler; nothing the client sends
 // chooses a plan. A request whose context names no plan of the rule, or
 // one it does not use, is answered 500 and told to the error handler
-// (ratelimit.ErrUnknownPlan), never decided under a default plan.
+// (an error wrapping ratelimit.ErrBadConfig), never decided under a default plan.
 //
 // The limits of a rule's plans pair by name, else by period ("1m", "day"),
 // so every plan of a rule gives the same names (or periods): each pair is

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/netip"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -202,7 +203,7 @@ func (p *parser) breaker(n *yaml.Node, at place) (*Breaker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Breaker{Failures: ratelimit.DefaultBreakerFailures, CoolDown: ratelimit.DefaultBreakerCoolDown}
+	b := &Breaker{Failures: 5, CoolDown: 500 * time.Millisecond}
 	for _, f := range pairs {
 		fat := at.in(f.name)
 		switch f.name {

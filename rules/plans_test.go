@@ -207,7 +207,7 @@ func TestPlansThroughTheHandler(t *testing.T) {
 
 	check(t, "a plan the rule lacks", do(app, 1, "GET", "/api/", key("c")), 500)
 	check(t, "no plan", do(app, 1, "GET", "/api/", key("d")), 500)
-	if len(errs) != 2 || !errors.Is(errs[0], ratelimit.ErrUnknownPlan) || !errors.Is(errs[1], ratelimit.ErrUnknownPlan) {
+	if len(errs) != 2 || !errors.Is(errs[0], ratelimit.ErrBadConfig) || !errors.Is(errs[1], ratelimit.ErrBadConfig) {
 		t.Fatalf("errors told: %v, want two of unknown plans", errs)
 	}
 }

@@ -45,7 +45,7 @@ var (
 // l [ratelimit.WithKeySecret] (identifiers, such as API keys, then reach
 // the store as a keyed hash) or [ratelimit.WithPlainKeys] (they are
 // addresses, or no secret): without either, Allow fails with
-// [ratelimit.ErrNoKeySecret]. It panics on a nil l, at start-up rather
+// an error wrapping [ratelimit.ErrBadConfig]. It panics on a nil l, at start-up rather
 // than on the first request, as Middleware does.
 func NewRateLimiterStore(l *ratelimit.Limiter) *RateLimiterStore {
 	if l == nil {

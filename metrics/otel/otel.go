@@ -63,7 +63,7 @@ const (
 // StoreBuckets are the explicit bucket boundaries, in seconds, advised for
 // ratelimit.store.duration: from 100 µs, a Redis round trip on a quiet LAN,
 // to 250 ms, past the 100 ms default time budget
-// ([ratelimit.DefaultTimeout]), as in package metrics/prometheus.
+// (100 ms, the default of ratelimit.WithTimeout), as in package metrics/prometheus.
 var StoreBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25}
 
 // outcomes and sources bound the series made ahead for each limiter and

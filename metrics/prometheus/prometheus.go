@@ -47,7 +47,7 @@ import (
 // StoreBuckets are the upper bounds, in seconds, of the buckets of
 // ratelimit_store_duration_seconds: from 100 µs, a Redis round trip on a
 // quiet LAN, to 250 ms, past the 100 ms default time budget
-// ([ratelimit.DefaultTimeout]), so calls that ran out of time fall in the
+// (100 ms, the default of ratelimit.WithTimeout), so calls that ran out of time fall in the
 // last finite bucket (le="0.25") and stand apart from slow answers. Each
 // New uses a copy of it.
 var StoreBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25}

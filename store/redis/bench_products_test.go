@@ -29,7 +29,7 @@ func BenchmarkLimiterProducts(b *testing.B) {
 	}{
 		{"allow", nil, allow},
 		{"allow-with-block", []ratelimit.Option{ratelimit.WithBlock(time.Minute)}, allow},
-		{"charge", []ratelimit.Option{ratelimit.WithCharges()}, func(l *ratelimit.Limiter, key string) error {
+		{"charge", nil, func(l *ratelimit.Limiter, key string) error {
 			return l.Charge(context.Background(), key, 1)
 		}},
 	} {

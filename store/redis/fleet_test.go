@@ -59,7 +59,7 @@ func TestBlockAcrossAppServers(t *testing.T) {
 func TestChargeAcrossAppServers(t *testing.T) {
 	for _, s := range servers(t) {
 		t.Run(s.name, func(t *testing.T) {
-			ls := fleetOf(t, s, 2, ratelimit.PerHour(10), ratelimit.WithCharges())
+			ls := fleetOf(t, s, 2, ratelimit.PerHour(10))
 			ctx := context.Background()
 			if _, err := ls[0].Allow(ctx, "user:bo"); err != nil {
 				t.Fatal(err)

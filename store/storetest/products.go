@@ -96,7 +96,7 @@ func blockAcrossServers(e *env) {
 // the key: a token bucket on a store that books is in debt (one below
 // empty: the next token in 12 minutes), any other budget is spent.
 func chargeAcrossServers(e *env) {
-	ls := e.servers(2, ratelimit.PerHour(10), ratelimit.WithCharges())
+	ls := e.servers(2, ratelimit.PerHour(10))
 	ctx := context.Background()
 	if _, err := ls[0].Allow(ctx, "user:bo"); err != nil {
 		e.t.Fatal(err)
