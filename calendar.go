@@ -17,10 +17,10 @@ type Calendar int
 const (
 	// NoCalendar is the plain fixed window, aligned to multiples of Period.
 	NoCalendar Calendar = iota
-	// Day resets the budget at every midnight of the limit's Zone.
-	Day
-	// Month resets the budget at midnight of the first of every month.
-	Month
+	// CalendarDay resets the budget at every midnight of the limit's Zone.
+	CalendarDay
+	// CalendarMonth resets the budget at midnight of the first of every month.
+	CalendarMonth
 )
 
 var calendarNames = [...]string{"none", "day", "month"}
@@ -37,7 +37,7 @@ func (c Calendar) String() string {
 // 31 days. It names the limit in RateLimit-Policy (w); the windows are the
 // calendar's.
 func (c Calendar) nominal() time.Duration {
-	if c == Month {
+	if c == CalendarMonth {
 		return 31 * 24 * time.Hour
 	}
 	return 24 * time.Hour
@@ -49,14 +49,14 @@ func (c Calendar) nominal() time.Duration {
 // Zones compare by name: PerDay of two time.LoadLocation of one zone gives
 // limits that are == (see [Limit.WithZone]).
 func PerDay(n int, zone *time.Location) Limit {
-	return Limit{Rate: n, Period: Day.nominal(), Algorithm: FixedWindow, Calendar: Day}.WithZone(zone)
+	return Limit{Rate: n, Period: CalendarDay.nominal(), Algorithm: FixedWindow, Calendar: CalendarDay}.WithZone(zone)
 }
 
 // PerMonth returns a quota of n requests per calendar month in zone, reset
 // at midnight of the first; a nil zone is UTC. Zones compare by name, as
 // for [PerDay].
 func PerMonth(n int, zone *time.Location) Limit {
-	return Limit{Rate: n, Period: Month.nominal(), Algorithm: FixedWindow, Calendar: Month}.WithZone(zone)
+	return Limit{Rate: n, Period: CalendarMonth.nominal(), Algorithm: FixedWindow, Calendar: CalendarMonth}.WithZone(zone)
 }
 
 // validateCalendar checks the calendar fields of l: a known Calendar on a
@@ -67,7 +67,7 @@ func (l Limit) validateCalendar() error {
 		return fmt.Errorf("%w: a zone without a calendar", ErrInvalidLimit)
 	case l.Calendar == NoCalendar:
 		return nil
-	case l.Calendar < NoCalendar || l.Calendar > Month:
+	case l.Calendar < NoCalendar || l.Calendar > CalendarMonth:
 		return fmt.Errorf("%w: unknown calendar %d", ErrInvalidLimit, int(l.Calendar))
 	case l.Algorithm != FixedWindow:
 		return fmt.Errorf("%w: a calendar %s needs the fixed window, not the %s", ErrInvalidLimit, l.Calendar, l.Algorithm)
@@ -108,7 +108,7 @@ func (l Limit) Window(t time.Time) (start, end time.Time) {
 		return start, end
 	}
 	y, m, d := local.Date()
-	if l.Calendar == Month {
+	if l.Calendar == CalendarMonth {
 		d = 1
 	}
 	start = midnight(y, m, d, zone)
@@ -135,7 +135,7 @@ func (c Calendar) within(t time.Time) (start, end time.Time, ok bool) {
 	}
 	wall := t.Unix() + int64(offset)
 	var s, e int64 // the window's bounds on the wall
-	if c == Month {
+	if c == CalendarMonth {
 		y, m, _ := t.Date()
 		s = time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).Unix()
 		e = time.Date(y, m+1, 1, 0, 0, 0, 0, time.UTC).Unix()
@@ -158,7 +158,7 @@ func (c Calendar) within(t time.Time) (start, end time.Time, ok bool) {
 // next is the civil date that starts the window after the one of the
 // date y-m-d: the next day, or the first of the next month.
 func (c Calendar) next(y int, m time.Month, d int) (int, time.Month, int) {
-	if c == Month {
+	if c == CalendarMonth {
 		y, m, _ = time.Date(y, m+1, 1, 0, 0, 0, 0, time.UTC).Date()
 		return y, m, 1
 	}

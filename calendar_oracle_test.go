@@ -43,7 +43,7 @@ var (
 // a larger key is a later date.
 func calendarKey(c ratelimit.Calendar, u int64, zone *time.Location) int {
 	y, m, d := time.Unix(u, 0).In(zone).Date()
-	if c == ratelimit.Month {
+	if c == ratelimit.CalendarMonth {
 		return y*100 + int(m)
 	}
 	return y*10000 + int(m)*100 + d
@@ -260,9 +260,9 @@ func TestCalendarWindowEveryZone(t *testing.T) {
 			}
 		}
 		changesSeen += len(changes)
-		for _, c := range []ratelimit.Calendar{ratelimit.Day, ratelimit.Month} {
+		for _, c := range []ratelimit.Calendar{ratelimit.CalendarDay, ratelimit.CalendarMonth} {
 			spans := []span{{oracleFrom, oracleTo}}
-			if !sweep && c == ratelimit.Day {
+			if !sweep && c == ratelimit.CalendarDay {
 				spans = oracleSpans(changes, 3*86400)
 			} else if !sweep {
 				spans = oracleSpans(changes, 32*86400)
@@ -270,7 +270,7 @@ func TestCalendarWindowEveryZone(t *testing.T) {
 			// By hand, not PerDay: PerDay would take the first of the
 			// zone's two sources for both.
 			l := ratelimit.Limit{Rate: 1, Period: 24 * time.Hour, Algorithm: ratelimit.FixedWindow, Calendar: c, Zone: zone}
-			if c == ratelimit.Month {
+			if c == ratelimit.CalendarMonth {
 				l.Period = 31 * 24 * time.Hour
 			}
 			for _, sp := range spans {

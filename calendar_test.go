@@ -63,7 +63,7 @@ func TestCalendarValidate(t *testing.T) {
 		{"per day", ratelimit.PerDay(1000, berlin), ""},
 		{"per month in UTC", ratelimit.PerMonth(20000, nil), ""},
 		{"a token bucket", ratelimit.PerDay(10, nil).WithAlgorithm(ratelimit.TokenBucket), "needs the fixed window"},
-		{"a period of its own", ratelimit.Limit{Rate: 5, Period: time.Hour, Algorithm: ratelimit.FixedWindow, Calendar: ratelimit.Day}, "has the period"},
+		{"a period of its own", ratelimit.Limit{Rate: 5, Period: time.Hour, Algorithm: ratelimit.FixedWindow, Calendar: ratelimit.CalendarDay}, "has the period"},
 		{"an unknown calendar", ratelimit.Limit{Rate: 5, Period: 24 * time.Hour, Algorithm: ratelimit.FixedWindow, Calendar: 7}, "unknown calendar"},
 		{"a zone alone", ratelimit.Limit{Rate: 5, Period: time.Hour, Zone: berlin}, "zone without a calendar"},
 		{"no rate", ratelimit.PerDay(0, nil), "rate 0"},

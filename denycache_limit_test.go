@@ -17,7 +17,7 @@ type requestLimitKey struct{}
 // withRequestLimit names the limit of a request, as an app's
 // authentication would: a LimitFunc reads it, and it names a plan.
 func withRequestLimit(ctx context.Context, n int) context.Context {
-	return ratelimit.WithPlan(context.WithValue(ctx, requestLimitKey{}, n), "n"+strconv.Itoa(n))
+	return ratelimit.ContextWithPlan(context.WithValue(ctx, requestLimitKey{}, n), "n"+strconv.Itoa(n))
 }
 
 // window is a fixed window of n a minute.

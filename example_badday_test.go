@@ -71,7 +71,7 @@ func ExampleWithObserver() {
 			Decision: func(d ratelimit.Decision) { counts[d.Outcome]++ },
 		}))(hello)
 	serveTimes(h, 5, "/")
-	fmt.Println(counts[ratelimit.Allowed], "allowed,", counts[ratelimit.Denied], "denied")
+	fmt.Println(counts[ratelimit.OutcomeAllowed], "allowed,", counts[ratelimit.OutcomeDenied], "denied")
 	// Output:
 	// 200 200 200 429 429
 	// 3 allowed, 2 denied
@@ -84,7 +84,7 @@ func ExampleWithDryRun() {
 			Decision: func(d ratelimit.Decision) { counts[d.Outcome]++ },
 		}))(hello)
 	serveTimes(h, 5, "/")
-	fmt.Println(counts[ratelimit.DryRunDenied], "would have been denied")
+	fmt.Println(counts[ratelimit.OutcomeDryRunDenied], "would have been denied")
 	// Output:
 	// 200 200 200 200 200
 	// 2 would have been denied

@@ -46,7 +46,7 @@ func ExampleLimit_Window() {
 }
 
 func ExampleCalendar() {
-	fmt.Println(ratelimit.Day, ratelimit.Month, ratelimit.PerDay(5, nil).Calendar)
+	fmt.Println(ratelimit.CalendarDay, ratelimit.CalendarMonth, ratelimit.PerDay(5, nil).Calendar)
 	// Output: day month day
 }
 
@@ -61,7 +61,7 @@ func ExampleLimit_WithZone() {
 	// Zones compare by name: limits made from two loads of one zone are ==.
 	a, _ := time.LoadLocation("Europe/Berlin")
 	b, _ := time.LoadLocation("Europe/Berlin")
-	daily := ratelimit.Limit{Rate: 1000, Period: 24 * time.Hour, Algorithm: ratelimit.FixedWindow, Calendar: ratelimit.Day}
+	daily := ratelimit.Limit{Rate: 1000, Period: 24 * time.Hour, Algorithm: ratelimit.FixedWindow, Calendar: ratelimit.CalendarDay}
 	fmt.Println(daily.WithZone(a) == ratelimit.PerDay(1000, b))
 	// Output: true
 }

@@ -28,7 +28,7 @@ func ExamplePlan() {
 	auth := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			plan := plans[r.Header.Get("X-API-Key")]
-			next.ServeHTTP(w, r.WithContext(ratelimit.WithPlan(r.Context(), plan)))
+			next.ServeHTTP(w, r.WithContext(ratelimit.ContextWithPlan(r.Context(), plan)))
 		})
 	}
 	h := auth(api.Handler(hello))
@@ -44,9 +44,9 @@ func ExamplePlan() {
 	// "edge";q=100;w=1, "api.pro";q=600;w=60
 }
 
-func ExampleWithPlan() {
+func ExampleContextWithPlan() {
 	r := httptest.NewRequest("GET", "/", nil)
-	r = r.WithContext(ratelimit.WithPlan(r.Context(), "pro"))
+	r = r.WithContext(ratelimit.ContextWithPlan(r.Context(), "pro"))
 	fmt.Println(ratelimit.PlanFrom(r.Context()))
 	// Output: pro
 }

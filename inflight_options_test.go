@@ -64,9 +64,9 @@ func TestInFlightDryRunAndSkip(t *testing.T) {
 		outcome []ratelimit.Outcome
 	}{
 		{"dry run", ratelimit.WithDryRun(), "0",
-			[]ratelimit.Outcome{ratelimit.Allowed, ratelimit.Allowed, ratelimit.DryRunDenied}},
+			[]ratelimit.Outcome{ratelimit.OutcomeAllowed, ratelimit.OutcomeAllowed, ratelimit.OutcomeDryRunDenied}},
 		{"skip", ratelimit.WithSkip(func(r *http.Request) bool { return r.Header.Get("X-Health") != "" }), "",
-			[]ratelimit.Outcome{ratelimit.Allowed, ratelimit.Allowed}},
+			[]ratelimit.Outcome{ratelimit.OutcomeAllowed, ratelimit.OutcomeAllowed}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -43,13 +43,13 @@ func (f *InFlight) told(r *http.Request, key string, slot Slot, err error, laten
 		Remaining: max(0, f.max-slot.Running)}
 	switch {
 	case err != nil:
-		d.Outcome, d.Source, d.Remaining = Errored, FromFailurePolicy, 0
+		d.Outcome, d.Source, d.Remaining = OutcomeErrored, FromFailurePolicy, 0
 	case slot.Acquired:
-		d.Outcome = Allowed
+		d.Outcome = OutcomeAllowed
 	case f.dryRun:
-		d.Outcome = DryRunDenied
+		d.Outcome = OutcomeDryRunDenied
 	default:
-		d.Outcome = Denied
+		d.Outcome = OutcomeDenied
 	}
 	if f.observer.Keys {
 		d.Key = key

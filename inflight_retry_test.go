@@ -50,7 +50,7 @@ func TestInFlightRetryAfterIsHowLongRequestsRun(t *testing.T) {
 		if got := third(); got != "5" {
 			t.Fatalf("Retry-After %q after requests of 5s, want 5", got)
 		}
-		if outcomes[ratelimit.Allowed] != 4 || outcomes[ratelimit.Denied] != 2 {
+		if outcomes[ratelimit.OutcomeAllowed] != 4 || outcomes[ratelimit.OutcomeDenied] != 2 {
 			t.Fatalf("observed %v, want 4 allowed and 2 denied", outcomes)
 		}
 	})

@@ -10,16 +10,16 @@ import (
 type Outcome int
 
 const (
-	// Allowed: the request took its tokens and was served.
-	Allowed Outcome = iota
-	// Denied: the request was over its budget and was refused.
-	Denied
-	// DryRunDenied: the request was over its budget, and served anyway
+	// OutcomeAllowed: the request took its tokens and was served.
+	OutcomeAllowed Outcome = iota
+	// OutcomeDenied: the request was over its budget and was refused.
+	OutcomeDenied
+	// OutcomeDryRunDenied: the request was over its budget, and served anyway
 	// because the limiter runs in dry-run mode ([WithDryRun]).
-	DryRunDenied
-	// Errored: no store decided (it failed, timed out or its breaker was
+	OutcomeDryRunDenied
+	// OutcomeErrored: no store decided (it failed, timed out or its breaker was
 	// open); the failure policy answered.
-	Errored
+	OutcomeErrored
 )
 
 var outcomeNames = [...]string{"allowed", "denied", "dry_run_denied", "error"}
@@ -74,7 +74,7 @@ type Decision struct {
 	Remaining int           // Result.Remaining; 0 on an error
 	Latency   time.Duration // time spent in the store call, 0 if there was none
 	Delay     time.Duration // how long the request waits for its tokens: shaping ([WithMaxDelay]) or [Limiter.WaitN]; else 0
-	Err       error         // the store's error, for Errored
+	Err       error         // the store's error, for OutcomeErrored
 	Key       string        // the key, only with Observer.Keys
 	Request   *http.Request // the request decided on, nil for [Limiter.AllowN]; do not keep it
 	// First is true for the first Decision told of a request, false for
@@ -163,13 +163,13 @@ func (l *Limiter) observePolicy(r *http.Request, i int, key string, res Result, 
 	}
 	switch {
 	case o.end == undecided || o.end == badCost:
-		d.Outcome = Errored
+		d.Outcome = OutcomeErrored
 	case res.Allowed:
-		d.Outcome = Allowed
+		d.Outcome = OutcomeAllowed
 	case l.dryRun:
-		d.Outcome = DryRunDenied
+		d.Outcome = OutcomeDryRunDenied
 	default:
-		d.Outcome = Denied
+		d.Outcome = OutcomeDenied
 	}
 	if pol.limitFunc != nil && res.Limit != (Limit{}) {
 		d.Limit = res.Limit // the policy label stays the policy's

@@ -26,7 +26,7 @@ func TestDryRunServesEverythingAndReportsWouldDeny(t *testing.T) {
 			t.Fatalf("request %d: X-RateLimit-Remaining %q, want 0 (headers tell the truth)", i+1, w.Header().Get("X-RateLimit-Remaining"))
 		}
 	}
-	if f.served != 15 || tl.outcomes[ratelimit.Allowed] != 10 || tl.outcomes[ratelimit.DryRunDenied] != 5 {
+	if f.served != 15 || tl.outcomes[ratelimit.OutcomeAllowed] != 10 || tl.outcomes[ratelimit.OutcomeDryRunDenied] != 5 {
 		t.Errorf("served %d, observed %v; want 15 served, 10 allowed and 5 dry_run_denied", f.served, tl.outcomes)
 	}
 	if len(tl.keys) != 0 {
@@ -40,7 +40,7 @@ func TestObserverSeesEveryDecisionAndKeysOnlyWhenAsked(t *testing.T) {
 	for range 3 {
 		f.do(req{remote: "192.0.2.1:1"})
 	}
-	if tl.outcomes[ratelimit.Allowed] != 2 || tl.outcomes[ratelimit.Denied] != 1 || tl.sources[ratelimit.FromStore] != 3 {
+	if tl.outcomes[ratelimit.OutcomeAllowed] != 2 || tl.outcomes[ratelimit.OutcomeDenied] != 1 || tl.sources[ratelimit.FromStore] != 3 {
 		t.Errorf("observed %v from %v, want 2 allowed and 1 denied, all from the store", tl.outcomes, tl.sources)
 	}
 	if len(tl.keys) != 3 || len(f.store.keys) == 0 || tl.keys[0] != f.store.keys[0] || !strings.HasSuffix(tl.keys[0], "/ip:192.0.2.1") {

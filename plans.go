@@ -9,7 +9,7 @@ import (
 
 // Plan is one named limit of a [Policy] with plans: "free" 60 per minute,
 // "pro" 600 per minute. A request is decided under the plan its context
-// names ([WithPlan]), so that the app's authentication, which knows the
+// names ([ContextWithPlan]), so that the app's authentication, which knows the
 // customer, chooses the limit, and nothing the client sends does.
 //
 // A key keeps one budget whatever its plan: on a change of plan the budget
@@ -43,14 +43,14 @@ var errUnknownPlan = fmt.Errorf("%w: unknown plan", ErrBadConfig)
 
 type planKey struct{}
 
-// WithPlan returns a copy of ctx that names the plan of its requests, for
+// ContextWithPlan returns a copy of ctx that names the plan of its requests, for
 // the policies with plans: the app's authentication calls it once it knows
-// the customer, r = r.WithContext(ratelimit.WithPlan(r.Context(), "pro")).
-func WithPlan(ctx context.Context, plan string) context.Context {
+// the customer, r = r.WithContext(ratelimit.ContextWithPlan(r.Context(), "pro")).
+func ContextWithPlan(ctx context.Context, plan string) context.Context {
 	return context.WithValue(ctx, planKey{}, plan)
 }
 
-// PlanFrom returns the plan ctx names ([WithPlan]), or "" if none.
+// PlanFrom returns the plan ctx names ([ContextWithPlan]), or "" if none.
 func PlanFrom(ctx context.Context) string {
 	s, _ := ctx.Value(planKey{}).(string)
 	return s
@@ -116,7 +116,7 @@ func (pol *policy) limitFor(ctx context.Context) (Limit, int, error) {
 		}
 	}
 	if name == "" {
-		return Limit{}, -1, fmt.Errorf("%w: policy %q has plans and the request's context names none (see WithPlan)", errUnknownPlan, pol.name)
+		return Limit{}, -1, fmt.Errorf("%w: policy %q has plans and the request's context names none (see ContextWithPlan)", errUnknownPlan, pol.name)
 	}
 	return Limit{}, -1, fmt.Errorf("%w: policy %q has no plan %s", errUnknownPlan, pol.name, strconv.Quote(name))
 }

@@ -32,7 +32,7 @@ func planned(key, plan string) *http.Request {
 	r := httptest.NewRequest("GET", "/", nil)
 	r.Header.Set("X-API-Key", key)
 	if plan != "" {
-		r = r.WithContext(ratelimit.WithPlan(r.Context(), plan))
+		r = r.WithContext(ratelimit.ContextWithPlan(r.Context(), plan))
 	}
 	return r
 }
@@ -106,7 +106,7 @@ func TestPlansUnknownIsAnError(t *testing.T) {
 	if _, err := l.Allow(context.Background(), "k"); !errors.Is(err, ratelimit.ErrBadConfig) || !strings.Contains(err.Error(), "unknown plan") {
 		t.Fatalf("Allow without a plan = %v, want ErrBadConfig", err)
 	}
-	if res, err := l.Allow(ratelimit.WithPlan(context.Background(), "pro"), "k"); err != nil || !res.Allowed {
+	if res, err := l.Allow(ratelimit.ContextWithPlan(context.Background(), "pro"), "k"); err != nil || !res.Allowed {
 		t.Fatalf("Allow with a plan = %+v, %v", res, err)
 	}
 }
@@ -117,7 +117,7 @@ func TestPlansUpgrade(t *testing.T) {
 	clock := &fakeClock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
 	l := newPlanned(t, clock)
 	ctx := context.Background()
-	free, pro := ratelimit.WithPlan(ctx, "free"), ratelimit.WithPlan(ctx, "pro")
+	free, pro := ratelimit.ContextWithPlan(ctx, "free"), ratelimit.ContextWithPlan(ctx, "pro")
 	for range 3 {
 		l.Allow(free, "cust")
 		clock.Add(time.Minute)

@@ -23,7 +23,7 @@ type Policy struct {
 	Key KeyFunc
 	// Plans, if set, are the policy's limits, one per plan, in place of
 	// Limit (which must then be zero): a request is decided under the plan
-	// its context names ([WithPlan]); see [Plan].
+	// its context names ([ContextWithPlan]); see [Plan].
 	Plans []Plan
 	// LimitFunc, if set, returns the policy's limit per request, for limits
 	// that live in a database (Limit and Plans must then be zero); see

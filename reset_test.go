@@ -143,7 +143,7 @@ func TestResetWhatRequestsUse(t *testing.T) {
 		}}, context.Background()},
 		{"a plan's daily quota", ratelimit.Policy{Name: "daily", Plans: []ratelimit.Plan{
 			{Name: "free", Limit: ratelimit.PerDay(3, nil)}, {Name: "pro", Limit: ratelimit.PerDay(100, nil)},
-		}}, ratelimit.WithPlan(context.Background(), "free")},
+		}}, ratelimit.ContextWithPlan(context.Background(), "free")},
 	} {
 		for _, remote := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s, remote %v", c.name, remote), func(t *testing.T) {

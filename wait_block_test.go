@@ -51,7 +51,7 @@ func TestChargeKeysEveryPolicy(t *testing.T) {
 	if err := l.Charge(context.Background(), "k", 5); !errors.Is(err, ratelimit.ErrBadConfig) {
 		t.Fatalf("Charge without a plan: %v, want ErrBadConfig", err)
 	}
-	res, _ := l.AllowN(ratelimit.WithPlan(context.Background(), "free"), "k", 0)
+	res, _ := l.AllowN(ratelimit.ContextWithPlan(context.Background(), "free"), "k", 0)
 	if res.Remaining != 5 {
 		t.Fatalf("a charge that failed took from a policy: Remaining %d, want 5", res.Remaining)
 	}

@@ -12,7 +12,7 @@ import (
 // ==, and equal map keys; a zone that only shares a name is not the zone.
 func TestZonesCompareByName(t *testing.T) {
 	load := func(name string) *time.Location { return mustZone(t, name) }
-	daily := ratelimit.Limit{Rate: 3, Period: 24 * time.Hour, Algorithm: ratelimit.FixedWindow, Calendar: ratelimit.Day}
+	daily := ratelimit.Limit{Rate: 3, Period: 24 * time.Hour, Algorithm: ratelimit.FixedWindow, Calendar: ratelimit.CalendarDay}
 	for _, c := range []struct {
 		name  string
 		a, b  ratelimit.Limit

@@ -37,7 +37,7 @@ func planOf(apiKey string) string {
 // limiter's plans read it.
 func withPlan(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := ratelimit.WithPlan(r.Context(), planOf(r.Header.Get("X-API-Key")))
+		ctx := ratelimit.ContextWithPlan(r.Context(), planOf(r.Header.Get("X-API-Key")))
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

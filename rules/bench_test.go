@@ -43,7 +43,7 @@ rules:
 		b.Fatal(err)
 	}
 	r := httptest.NewRequest("GET", path, nil)
-	r = r.WithContext(ratelimit.WithPlan(r.Context(), "pro"))
+	r = r.WithContext(ratelimit.ContextWithPlan(r.Context(), "pro"))
 	w := &nopWriter{h: http.Header{}}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -16,9 +16,9 @@ func calendarPeriod(n *yaml.Node) ratelimit.Calendar {
 	}
 	switch n.Value {
 	case "day":
-		return ratelimit.Day
+		return ratelimit.CalendarDay
 	case "month":
-		return ratelimit.Month
+		return ratelimit.CalendarMonth
 	}
 	return ratelimit.NoCalendar
 }
@@ -50,7 +50,7 @@ func (p *parser) calendar(l *ratelimit.Limit, algorithm *yaml.Node, at place) er
 		return p.fail(algorithm, at.in("algorithm"), "a period of %s counts in a fixed window, not the %v", l.Calendar, l.Algorithm)
 	}
 	zone := l.Zone
-	if l.Calendar == ratelimit.Month {
+	if l.Calendar == ratelimit.CalendarMonth {
 		*l = ratelimit.PerMonth(l.Rate, zone)
 	} else {
 		*l = ratelimit.PerDay(l.Rate, zone)

@@ -44,7 +44,7 @@ rules:
 	if l := api[0].Limit; l.Algorithm != ratelimit.SlidingWindow {
 		t.Fatalf("the defaults' algorithm is lost: %v", l)
 	}
-	if l := c.Rules[1].Limit; l.Calendar != ratelimit.Day || l.Zone.String() != "America/New_York" || l.Rate != 5 {
+	if l := c.Rules[1].Limit; l.Calendar != ratelimit.CalendarDay || l.Zone.String() != "America/New_York" || l.Rate != 5 {
 		t.Fatalf("shorthand = %v", l)
 	}
 }

@@ -67,7 +67,7 @@ type Rule struct {
 	// nil leaves the limiter's default.
 	Breaker *Breaker
 	// Plans, if set, are the plans a request of the rule is decided under,
-	// by the plan its context names (ratelimit.WithPlan), beside Limits,
+	// by the plan its context names (ratelimit.ContextWithPlan), beside Limits,
 	// which every plan shares. Each plan gives the same limit names; the
 	// limits of one name, one per plan, are one ratelimit.Policy of the
 	// rule with ratelimit.Plans (a name every plan gives alike is a policy
@@ -100,7 +100,7 @@ type Limit struct {
 }
 
 // Plan is one plan of a rules file, such as "free" or "pro": the limits of
-// a request whose context names it (ratelimit.WithPlan), in the rules that
+// a request whose context names it (ratelimit.ContextWithPlan), in the rules that
 // use it.
 type Plan struct {
 	Name   string  // 1 to 64 letters, digits, '.', '_' or '-'

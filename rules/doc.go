@@ -146,7 +146,7 @@
 //
 // A rule with plans decides each request under the limits of the plan its
 // context names: the app's authentication, which knows the customer,
-// calls ratelimit.WithPlan before the Handler; nothing the client sends
+// calls ratelimit.ContextWithPlan before the Handler; nothing the client sends
 // chooses a plan. A request whose context names no plan of the rule, or
 // one it does not use, is answered 500 and told to the error handler
 // (an error wrapping ratelimit.ErrBadConfig), never decided under a default plan.

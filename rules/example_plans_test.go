@@ -39,7 +39,7 @@ rules:
 	plans := map[string]string{"key-a": "free", "key-b": "pro"} // the app's customers
 	auth := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		plan := plans[r.Header.Get("X-API-Key")]
-		limited.ServeHTTP(w, r.WithContext(ratelimit.WithPlan(r.Context(), plan)))
+		limited.ServeHTTP(w, r.WithContext(ratelimit.ContextWithPlan(r.Context(), plan)))
 	})
 	for _, key := range []string{"key-a", "key-b"} {
 		r := httptest.NewRequest("GET", "/api/items", nil)

@@ -82,7 +82,7 @@ func FuzzParse(f *testing.F) {
 			}
 			req.RemoteAddr = "192.0.2.1:1234"
 			if len(r.Plans) > 0 {
-				req = req.WithContext(ratelimit.WithPlan(req.Context(), r.Plans[0].Name))
+				req = req.WithContext(ratelimit.ContextWithPlan(req.Context(), r.Plans[0].Name))
 			}
 			h.ServeHTTP(httptest.NewRecorder(), req)
 		}

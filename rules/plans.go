@@ -18,7 +18,7 @@ import (
 //	  pro:  [{rate: 600, period: 1m}, {rate: 100000, period: day}]
 //
 // and a rule that says plans: [free, pro] decides each request under the
-// limits of the plan its context names (ratelimit.WithPlan). The limits of
+// limits of the plan its context names (ratelimit.ContextWithPlan). The limits of
 // a rule's plans pair by name, else by period ("1m", "day"): each pair is
 // one ratelimit.Policy of the rule, with one ratelimit.Plan per plan,
 // named as the rule's further limits are ("api-1m", "api-day").

@@ -96,7 +96,7 @@ func TestParsePlansKeepsTheFilesPlans(t *testing.T) {
 		t.Fatalf("plans = %+v", c.Plans)
 	}
 	free := c.Plans[0].Limits
-	if len(free) != 2 || free[0].Name != "" || free[0].Limit != ratelimit.PerMinute(2) || free[1].Name != "daily" || free[1].Limit.Calendar != ratelimit.Day {
+	if len(free) != 2 || free[0].Name != "" || free[0].Limit != ratelimit.PerMinute(2) || free[1].Name != "daily" || free[1].Limit.Calendar != ratelimit.CalendarDay {
 		t.Fatalf("free = %+v", free)
 	}
 	if got := c.Rules[0].Plans[0].Limits[0].Name; got != "api-1m" {
@@ -165,7 +165,7 @@ func TestParsePlanErrors(t *testing.T) {
 func authByKey(plans map[string]string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if plan, ok := plans[r.Header.Get("X-API-Key")]; ok {
-			r = r.WithContext(ratelimit.WithPlan(r.Context(), plan))
+			r = r.WithContext(ratelimit.ContextWithPlan(r.Context(), plan))
 		}
 		next.ServeHTTP(w, r)
 	})

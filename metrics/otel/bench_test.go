@@ -18,7 +18,7 @@ func BenchmarkDecision(b *testing.B) {
 		b.Fatal(err)
 	}
 	o := m.Observer()
-	d := ratelimit.Decision{Limiter: "api", Policy: "api", Outcome: ratelimit.Allowed, Source: ratelimit.FromStore, Latency: 300 * time.Microsecond}
+	d := ratelimit.Decision{Limiter: "api", Policy: "api", Outcome: ratelimit.OutcomeAllowed, Source: ratelimit.FromStore, Latency: 300 * time.Microsecond}
 	o.Decision(d)
 	b.ReportAllocs()
 	b.ResetTimer()

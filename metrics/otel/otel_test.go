@@ -189,10 +189,10 @@ func TestMisconfiguredStoreIsCounted(t *testing.T) {
 	o := m.Observer()
 	err := fmt.Errorf("redis: MOVED 1234 10.0.0.2:6379: %w", ratelimit.ErrMisconfiguredStore)
 	for range 3 {
-		o.Decision(ratelimit.Decision{Limiter: "api", Policy: "api", Outcome: ratelimit.Errored,
+		o.Decision(ratelimit.Decision{Limiter: "api", Policy: "api", Outcome: ratelimit.OutcomeErrored,
 			Source: ratelimit.FromFailurePolicy, Err: err})
 	}
-	o.Decision(ratelimit.Decision{Limiter: "api", Policy: "api", Outcome: ratelimit.Errored,
+	o.Decision(ratelimit.Decision{Limiter: "api", Policy: "api", Outcome: ratelimit.OutcomeErrored,
 		Source: ratelimit.FromFailurePolicy, Err: errDown})
 	if got := collect(t, reader)["ratelimit.store.misconfigured{limiter=api}"]; got != 3 {
 		t.Errorf("ratelimit.store.misconfigured = %v, want 3 (not the passing failure)", got)
@@ -208,7 +208,7 @@ func TestNewRefusesNilProvider(t *testing.T) {
 func TestRecordingADecisionAllocatesNothing(t *testing.T) {
 	_, m := newMetrics(t)
 	o := m.Observer()
-	d := ratelimit.Decision{Limiter: "api", Policy: "api", Outcome: ratelimit.Allowed, Source: ratelimit.FromStore}
+	d := ratelimit.Decision{Limiter: "api", Policy: "api", Outcome: ratelimit.OutcomeAllowed, Source: ratelimit.FromStore}
 	o.Decision(d) // makes the series
 	if n := testing.AllocsPerRun(1000, func() { o.Decision(d) }); n != 0 {
 		t.Errorf("a decision allocates %v times, want 0", n)

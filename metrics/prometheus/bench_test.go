@@ -26,7 +26,7 @@ func benchMetrics(b *testing.B) *ratelimitprom.Metrics {
 // limiter: the hot path, which must not allocate.
 func BenchmarkDecision(b *testing.B) {
 	o := benchMetrics(b).Observer()
-	d := ratelimit.Decision{Limiter: "api", Policy: "api", Outcome: ratelimit.Allowed, Source: ratelimit.FromStore, Latency: 300 * time.Microsecond}
+	d := ratelimit.Decision{Limiter: "api", Policy: "api", Outcome: ratelimit.OutcomeAllowed, Source: ratelimit.FromStore, Latency: 300 * time.Microsecond}
 	o.Decision(d)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -42,7 +42,7 @@ func BenchmarkDecision(b *testing.B) {
 // goroutines at once.
 func BenchmarkDecisionParallel(b *testing.B) {
 	o := benchMetrics(b).Observer()
-	d := ratelimit.Decision{Limiter: "api", Policy: "api", Outcome: ratelimit.Allowed, Source: ratelimit.FromStore, Latency: 300 * time.Microsecond}
+	d := ratelimit.Decision{Limiter: "api", Policy: "api", Outcome: ratelimit.OutcomeAllowed, Source: ratelimit.FromStore, Latency: 300 * time.Microsecond}
 	o.Decision(d)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -58,8 +58,8 @@ func BenchmarkDecisionParallel(b *testing.B) {
 func BenchmarkDecisionSharedObserver(b *testing.B) {
 	o := benchMetrics(b).Observer()
 	ds := []ratelimit.Decision{
-		{Limiter: "a", Policy: "a", Outcome: ratelimit.Denied, Source: ratelimit.FromDenyCache},
-		{Limiter: "b", Policy: "b", Outcome: ratelimit.Allowed, Source: ratelimit.FromStore, Latency: time.Millisecond},
+		{Limiter: "a", Policy: "a", Outcome: ratelimit.OutcomeDenied, Source: ratelimit.FromDenyCache},
+		{Limiter: "b", Policy: "b", Outcome: ratelimit.OutcomeAllowed, Source: ratelimit.FromStore, Latency: time.Millisecond},
 	}
 	for _, d := range ds {
 		o.Decision(d)

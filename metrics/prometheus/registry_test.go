@@ -144,7 +144,7 @@ ratelimit_requests_total{limiter="b",policy="b",result="error"} 0
 func TestAWarmedDecisionDoesNotAllocate(t *testing.T) {
 	_, m := newMetrics(t)
 	o := m.Observer()
-	d := ratelimit.Decision{Limiter: "api", Policy: "api", Outcome: ratelimit.Denied, Source: ratelimit.FromStore, Latency: time.Millisecond}
+	d := ratelimit.Decision{Limiter: "api", Policy: "api", Outcome: ratelimit.OutcomeDenied, Source: ratelimit.FromStore, Latency: time.Millisecond}
 	o.Decision(d)
 	if a := testing.AllocsPerRun(100, func() { o.Decision(d) }); a != 0 {
 		t.Errorf("%v allocs per decision, want 0", a)

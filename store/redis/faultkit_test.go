@@ -174,7 +174,7 @@ func (ta *tally) opened() bool {
 func (ta *tally) String() string {
 	var b strings.Builder
 	for s := ratelimit.FromStore; s <= ratelimit.FromFailurePolicy; s++ {
-		for o := ratelimit.Allowed; o <= ratelimit.Errored; o++ {
+		for o := ratelimit.OutcomeAllowed; o <= ratelimit.OutcomeErrored; o++ {
 			if n := ta.n[s][o].Load(); n > 0 {
 				fmt.Fprintf(&b, " %v/%v=%d", s, o, n)
 			}
@@ -254,9 +254,9 @@ func check(t *testing.T, l *ratelimit.Limiter, ta *tally, key string, cost int) 
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		decided := ta.get(ratelimit.FromStore, ratelimit.Allowed) + ta.get(ratelimit.FromStore, ratelimit.Denied)
+		decided := ta.get(ratelimit.FromStore, ratelimit.OutcomeAllowed) + ta.get(ratelimit.FromStore, ratelimit.OutcomeDenied)
 		res, err := l.AllowN(context.Background(), strings.ToLower(keyHeader)+":"+key, cost)
-		if err == nil && ta.get(ratelimit.FromStore, ratelimit.Allowed)+ta.get(ratelimit.FromStore, ratelimit.Denied) > decided {
+		if err == nil && ta.get(ratelimit.FromStore, ratelimit.OutcomeAllowed)+ta.get(ratelimit.FromStore, ratelimit.OutcomeDenied) > decided {
 			return res
 		}
 		if time.Now().After(deadline) {

@@ -145,7 +145,7 @@ func stoppedRedis(t *testing.T, p *redisProc, client *goredis.Client, readsAll b
 				t.Errorf("%d store calls for %d requests while Redis was stopped: want the open breaker to spare it (at most 20, under a tenth)", callsDuring, ld.requests(during))
 			}
 			if pol.name == "fallback" {
-				allowed, denied := ta.get(ratelimit.FromFallback, ratelimit.Allowed), ta.get(ratelimit.FromFallback, ratelimit.Denied)
+				allowed, denied := ta.get(ratelimit.FromFallback, ratelimit.OutcomeAllowed), ta.get(ratelimit.FromFallback, ratelimit.OutcomeDenied)
 				if allowed != 100 || denied == 0 {
 					t.Errorf("fallback admitted %d and denied %d; want exactly its share, 100,000/1,000 = 100, then denials", allowed, denied)
 				}
@@ -153,7 +153,7 @@ func stoppedRedis(t *testing.T, p *redisProc, client *goredis.Client, readsAll b
 
 			// Tokens: Redis took exactly what its answers say, and the
 			// calls that reached it late took nothing.
-			byLimiter := ta.get(ratelimit.FromStore, ratelimit.Allowed) - 1 // less the warm-up, another key
+			byLimiter := ta.get(ratelimit.FromStore, ratelimit.OutcomeAllowed) - 1 // less the warm-up, another key
 			rem := remaining(t, r.l, ta, "hot")
 			consumed := int64(bigBudget.Burst - rem)
 			t.Logf("hot key: %d tokens consumed; Redis answered allowed for %d tokens, the limiter saw %d in time", consumed, rec.taken.Load()-1, byLimiter)

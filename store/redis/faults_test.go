@@ -59,9 +59,9 @@ func TestFaultKillAndRestart(t *testing.T) {
 
 	p.Restart()
 	restarted := time.Now()
-	before := ta.get(ratelimit.FromStore, ratelimit.Allowed)
+	before := ta.get(ratelimit.FromStore, ratelimit.OutcomeAllowed)
 	var afterRestart int
-	for ta.get(ratelimit.FromStore, ratelimit.Allowed) == before {
+	for ta.get(ratelimit.FromStore, ratelimit.OutcomeAllowed) == before {
 		if time.Since(restarted) > slack(5*time.Second) {
 			t.Fatalf("no decision by the store within %v of the restart; decisions %v; errors %q", slack(5*time.Second), ta, rec.errorTexts())
 		}
@@ -136,13 +136,13 @@ func TestFaultDebugSleep(t *testing.T) {
 	if n := ld.requests(during) - ld.code(during, http.StatusOK); n != 0 {
 		t.Errorf("%d requests during the stall not answered 200 (fail open): %s", n, ld.codes(during))
 	}
-	if ta.get(ratelimit.FromFailurePolicy, ratelimit.Errored) == 0 {
+	if ta.get(ratelimit.FromFailurePolicy, ratelimit.OutcomeErrored) == 0 {
 		t.Error("no decision failed during a 3s stall")
 	}
 	if rec.late.Load() == 0 {
 		t.Error("no call queued behind DEBUG SLEEP came back ErrLate")
 	}
-	inTime := ta.get(ratelimit.FromStore, ratelimit.Allowed)
+	inTime := ta.get(ratelimit.FromStore, ratelimit.OutcomeAllowed)
 	consumed := int64(bigBudget.Burst - remaining(t, l, ta, "hot"))
 	if consumed != rec.taken.Load() {
 		t.Errorf("the key lost %d tokens, Redis admitted %d: a call that reached it late took tokens", consumed, rec.taken.Load())
@@ -185,7 +185,7 @@ func TestFaultScriptFlush(t *testing.T) {
 	if calls["eval"] < 10 {
 		t.Errorf("only %d EVALs after %d flushes: the flushes did not hit the traffic", calls["eval"], flushes)
 	}
-	allowed := ta.get(ratelimit.FromStore, ratelimit.Allowed)
+	allowed := ta.get(ratelimit.FromStore, ratelimit.OutcomeAllowed)
 	consumed := int64(bigBudget.Burst - remaining(t, l, ta, "hot"))
 	if consumed != allowed || consumed != rec.taken.Load() || allowed != ld.requests(before) {
 		t.Errorf("%d requests, %d allowed, Redis admitted %d, the key lost %d tokens: want all equal", ld.requests(before), allowed, rec.taken.Load(), consumed)
@@ -260,9 +260,9 @@ func TestFaultOutOfMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	ld.set(after)
-	before := ta.get(ratelimit.FromStore, ratelimit.Allowed)
+	before := ta.get(ratelimit.FromStore, ratelimit.OutcomeAllowed)
 	recovered := waitFor(t, slack(3*time.Second), "a decision by the store after freeing memory", func() bool {
-		return ta.get(ratelimit.FromStore, ratelimit.Allowed) > before
+		return ta.get(ratelimit.FromStore, ratelimit.OutcomeAllowed) > before
 	})
 	time.Sleep(200 * time.Millisecond)
 	ld.Stop()
@@ -272,7 +272,7 @@ func TestFaultOutOfMemory(t *testing.T) {
 	opened := logs.count("ratelimit: store failing, breaker open: the failure policy answers")
 	ld.report(t, "oom")
 	t.Logf("out of memory for 1.5s: %d requests, %d store calls, %d failed decisions; %d error log lines, %d breaker-open lines; errors %q",
-		ld.requests(during), callsOOM, ta.get(ratelimit.FromFailurePolicy, ratelimit.Errored), errLines, opened, rec.errorTexts())
+		ld.requests(during), callsOOM, ta.get(ratelimit.FromFailurePolicy, ratelimit.OutcomeErrored), errLines, opened, rec.errorTexts())
 	t.Logf("limiting resumed %v after DEL freed the memory; decisions %v", recovered.Round(time.Millisecond), ta)
 
 	if n := ld.requests(during) - ld.code(during, http.StatusOK); n != 0 {
@@ -286,7 +286,7 @@ func TestFaultOutOfMemory(t *testing.T) {
 		t.Errorf("breaker opened: %v; %d store calls for %d requests; want it open, sparing Redis", ta.opened(), callsOOM, ld.requests(during))
 	}
 	if errLines < 1 || errLines > 4 {
-		t.Errorf("%d error log lines for %d failed decisions in about 2s, want 1 to 4: at most one a second", errLines, ta.get(ratelimit.FromFailurePolicy, ratelimit.Errored))
+		t.Errorf("%d error log lines for %d failed decisions in about 2s, want 1 to 4: at most one a second", errLines, ta.get(ratelimit.FromFailurePolicy, ratelimit.OutcomeErrored))
 	}
 	if opened != 1 {
 		t.Errorf("%d breaker-open log lines, want 1", opened)

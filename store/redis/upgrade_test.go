@@ -37,7 +37,7 @@ func TestUpgradeTakesEffectAtOnce(t *testing.T) {
 				{"n3", []bool{false}},
 				{"n6", []bool{true, false}},
 			} {
-				ctx := ratelimit.WithPlan(context.Background(), step.plan)
+				ctx := ratelimit.ContextWithPlan(context.Background(), step.plan)
 				for i, want := range step.allowed {
 					res, err := l.Allow(ctx, "user:1")
 					if err != nil || res.Allowed != want {

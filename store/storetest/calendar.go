@@ -57,7 +57,7 @@ func (m *calendarModel) label(t time.Time) string {
 	if zone == nil {
 		zone = time.UTC
 	}
-	if m.l.Calendar == ratelimit.Month {
+	if m.l.Calendar == ratelimit.CalendarMonth {
 		return t.In(zone).Format("2006-01")
 	}
 	return t.In(zone).Format("2006-01-02")
@@ -113,13 +113,13 @@ func calendarOracle(t *testing.T, store ratelimit.Store, set func(time.Time), st
 	year := start.Year() + 1 // the suite's clock only goes forward
 	now := time.Date(year, time.March, 20, 12, 0, 0, 0, zone)
 	step := 4 * time.Hour
-	if c == ratelimit.Month {
+	if c == ratelimit.CalendarMonth {
 		now, step = time.Date(year, time.January, 20, 12, 0, 0, 0, zone), 5*24*time.Hour
 	}
 	compared := 0
 	for i := range timelines {
 		l := ratelimit.PerDay(1+rng.IntN(20), zone)
-		if c == ratelimit.Month {
+		if c == ratelimit.CalendarMonth {
 			l = ratelimit.PerMonth(1+rng.IntN(20), zone)
 		}
 		m := &calendarModel{l: l, count: map[string]int{}}

@@ -232,7 +232,7 @@ func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, fu
 			t.Logf("compared %d decisions", n)
 		})
 	}
-	for _, c := range []ratelimit.Calendar{ratelimit.Day, ratelimit.Month} {
+	for _, c := range []ratelimit.Calendar{ratelimit.CalendarDay, ratelimit.CalendarMonth} {
 		if !calendars {
 			break
 		}
