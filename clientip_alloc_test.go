@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/clientip"
 )
 
 // The cost of KeyByIP: its allocations and its benchmark.
@@ -16,7 +17,7 @@ import (
 func TestKeyByIPAllocations(t *testing.T) {
 	for _, b := range ipBenchmarks {
 		want, _ := b.key(b.request())
-		if want == ratelimit.UnknownAddrKey {
+		if want == clientip.UnknownKey {
 			t.Fatalf("%s: key %q", b.name, want)
 		}
 		t.Run(b.name, func(t *testing.T) {
@@ -43,11 +44,11 @@ var ipBenchmarks = []ipCase{
 	{"an IPv6 connection", ratelimit.KeyByIP(), "[2001:db8:1:2::7]:4711", nil, nil},
 	{"X-Forwarded-For through two proxies", ratelimit.KeyByIP(proxies), "10.0.0.1:4711",
 		[]header{xff("6.6.6.6, 203.0.113.7, 10.0.0.2")}, nil},
-	{"Forwarded through two proxies", ratelimit.KeyByIP(proxies, ratelimit.ClientIPHeader("Forwarded")), "10.0.0.1:4711",
+	{"Forwarded through two proxies", ratelimit.KeyByIP(proxies, clientip.Header("Forwarded")), "10.0.0.1:4711",
 		[]header{fwd(`for="[2001:db8:1:2::7]:4711";proto=https, for=10.0.0.2`)}, nil},
-	{"X-Real-IP", ratelimit.KeyByIP(proxies, ratelimit.ClientIPHeader("X-Real-IP")), "10.0.0.1:4711",
+	{"X-Real-IP", ratelimit.KeyByIP(proxies, clientip.Header("X-Real-IP")), "10.0.0.1:4711",
 		[]header{{"X-Real-IP", "203.0.113.7"}}, nil},
-	{"a trusted unix socket", ratelimit.KeyByIP(ratelimit.TrustUnixSocket()), "@",
+	{"a trusted unix socket", ratelimit.KeyByIP(clientip.TrustUnixSocket()), "@",
 		[]header{xff("203.0.113.7")}, &net.UnixAddr{Name: "/run/app.sock", Net: "unix"}},
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/clientip"
 )
 
 // checkKey fails unless k is a key KeyByIP can give: "ip:" and an address
@@ -42,10 +43,10 @@ func FuzzKeyByIP(f *testing.F) {
 	f.Add("[fe80::1%lo]:1", strings.Repeat("10.0.0.2,", 100), strings.Repeat(`for="\"",`, 50), "1.2.3.4:99999")
 	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 	plain := ratelimit.KeyByIP()
-	byXFF := ratelimit.KeyByIP(ratelimit.TrustProxies(trusted...))
-	byFwd := ratelimit.KeyByIP(ratelimit.TrustProxies(trusted...), ratelimit.ClientIPHeader("Forwarded"))
-	byRealIP := ratelimit.KeyByIP(ratelimit.TrustProxies(trusted...), ratelimit.ClientIPHeader("X-Real-IP"))
-	byUnix := ratelimit.KeyByIP(ratelimit.TrustUnixSocket())
+	byXFF := ratelimit.KeyByIP(clientip.TrustProxies(trusted...))
+	byFwd := ratelimit.KeyByIP(clientip.TrustProxies(trusted...), clientip.Header("Forwarded"))
+	byRealIP := ratelimit.KeyByIP(clientip.TrustProxies(trusted...), clientip.Header("X-Real-IP"))
+	byUnix := ratelimit.KeyByIP(clientip.TrustUnixSocket())
 	f.Fuzz(func(t *testing.T, remote, xff, forwarded, realIP string) {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.RemoteAddr = remote
@@ -117,9 +118,9 @@ func FuzzForwarded(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	trusted := ratelimit.TrustProxies(netip.MustParsePrefix("10.0.0.0/8"))
-	byFwd := ratelimit.KeyByIP(trusted, ratelimit.ClientIPHeader("Forwarded"))
-	byRealIP := ratelimit.KeyByIP(trusted, ratelimit.ClientIPHeader("X-Real-IP"))
+	trusted := clientip.TrustProxies(netip.MustParsePrefix("10.0.0.0/8"))
+	byFwd := ratelimit.KeyByIP(trusted, clientip.Header("Forwarded"))
+	byRealIP := ratelimit.KeyByIP(trusted, clientip.Header("X-Real-IP"))
 	f.Fuzz(func(t *testing.T, s string) {
 		k, err := keyOf(byFwd, "10.0.0.1:1", "Forwarded", s)
 		checkKey(t, "Forwarded "+s, k, err)

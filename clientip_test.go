@@ -13,11 +13,12 @@ import (
 	"testing"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/clientip"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
 // proxies is the trusted range of these tests; 10.0.0.1 is the connection.
-var proxies = ratelimit.TrustProxies(netip.MustParsePrefix("10.0.0.0/8"))
+var proxies = clientip.TrustProxies(netip.MustParsePrefix("10.0.0.0/8"))
 
 // header is one header line, in the order a request carries them.
 type header struct{ name, value string }
@@ -41,7 +42,7 @@ func xff(v string) header { return header{"X-Forwarded-For", v} }
 func fwd(v string) header { return header{"Forwarded", v} }
 
 func TestKeyByIPForwarded(t *testing.T) {
-	key := ratelimit.KeyByIP(proxies, ratelimit.ClientIPHeader("Forwarded"))
+	key := ratelimit.KeyByIP(proxies, clientip.Header("Forwarded"))
 	tests := []struct {
 		name  string
 		lines []string
@@ -90,11 +91,11 @@ func TestKeyByIPForwarded(t *testing.T) {
 }
 
 func TestKeyByIPHeaderChoice(t *testing.T) {
-	trusting := []ratelimit.IPOption{proxies}
-	realIP := []ratelimit.IPOption{proxies, ratelimit.ClientIPHeader("X-Real-IP")}
+	trusting := []clientip.Option{proxies}
+	realIP := []clientip.Option{proxies, clientip.Header("X-Real-IP")}
 	tests := []struct {
 		name    string
-		opts    []ratelimit.IPOption
+		opts    []clientip.Option
 		remote  string
 		headers []header
 		want    string
@@ -104,20 +105,20 @@ func TestKeyByIPHeaderChoice(t *testing.T) {
 		{"a named X-Real-IP wins over the client's X-Forwarded-For", realIP, "10.0.0.1:1",
 			[]header{xff("6.6.6.6"), {"X-Real-IP", "198.51.100.7"}}, "ip:198.51.100.7"},
 		{"a named Forwarded wins over the client's X-Forwarded-For",
-			[]ratelimit.IPOption{proxies, ratelimit.ClientIPHeader("forwarded")}, "10.0.0.1:1",
+			[]clientip.Option{proxies, clientip.Header("forwarded")}, "10.0.0.1:1",
 			[]header{xff("6.6.6.6"), fwd("for=198.51.100.7")}, "ip:198.51.100.7"},
 		{"a proxy that appends a line to X-Real-IP wins over the client's line", realIP, "10.0.0.1:1",
 			[]header{{"X-Real-IP", "6.6.6.6"}, {"X-Real-IP", "198.51.100.7"}}, "ip:198.51.100.7"},
 		{"a proxy that appends to a list in X-Real-IP wins over the client's copy", realIP, "10.0.0.1:1",
 			[]header{{"X-Real-IP", "6.6.6.6, 198.51.100.7"}}, "ip:198.51.100.7"},
-		{"a named header may carry a port", []ratelimit.IPOption{proxies, ratelimit.ClientIPHeader("cf-connecting-ip")}, "10.0.0.1:1",
+		{"a named header may carry a port", []clientip.Option{proxies, clientip.Header("cf-connecting-ip")}, "10.0.0.1:1",
 			[]header{{"CF-Connecting-IP", "[2001:db8:1:2::9]:443"}}, "ip:2001:db8:1:2::/64"},
 		{"a missing named header falls back to the connection",
-			[]ratelimit.IPOption{proxies, ratelimit.ClientIPHeader("CF-Connecting-IP")}, "10.0.0.1:1",
+			[]clientip.Option{proxies, clientip.Header("CF-Connecting-IP")}, "10.0.0.1:1",
 			[]header{xff("198.51.100.7")}, "ip:10.0.0.1"},
 		{"a malformed named header falls back to the connection", realIP, "10.0.0.1:1",
 			[]header{{"X-Real-IP", "198.51.100.7, unknown"}}, "ip:10.0.0.1"},
-		{"TrustUnixSocket trusts no TCP connection", []ratelimit.IPOption{ratelimit.TrustUnixSocket()}, "203.0.113.1:1",
+		{"TrustUnixSocket trusts no TCP connection", []clientip.Option{clientip.TrustUnixSocket()}, "203.0.113.1:1",
 			[]header{xff("198.51.100.7")}, "ip:203.0.113.1"},
 		{"a named header from an untrusted address is ignored", realIP, "203.0.113.1:1",
 			[]header{{"X-Real-IP", "198.51.100.7"}}, "ip:203.0.113.1"},
@@ -130,12 +131,12 @@ func TestKeyByIPHeaderChoice(t *testing.T) {
 		{"a trailing comma stops at the connection", trusting, "10.0.0.1:1",
 			[]header{xff("198.51.100.7,")}, "ip:10.0.0.1"},
 		{"an IPv4-mapped trusted prefix trusts IPv4 proxies",
-			[]ratelimit.IPOption{ratelimit.TrustProxies(netip.MustParsePrefix("::ffff:10.0.0.0/104"))}, "10.0.0.1:1",
+			[]clientip.Option{clientip.TrustProxies(netip.MustParsePrefix("::ffff:10.0.0.0/104"))}, "10.0.0.1:1",
 			[]header{xff("198.51.100.7")}, "ip:198.51.100.7"},
-		{"an IPv4-mapped connection from a trusted prefix is trusted", []ratelimit.IPOption{proxies}, "[::ffff:10.0.0.1]:1",
+		{"an IPv4-mapped connection from a trusted prefix is trusted", []clientip.Option{proxies}, "[::ffff:10.0.0.1]:1",
 			[]header{xff("198.51.100.7")}, "ip:198.51.100.7"},
 		{"a zoned connection address is trusted without its zone",
-			[]ratelimit.IPOption{ratelimit.TrustProxies(netip.MustParsePrefix("fe80::/10"))}, "[fe80::1%eth0]:1",
+			[]clientip.Option{clientip.TrustProxies(netip.MustParsePrefix("fe80::/10"))}, "[fe80::1%eth0]:1",
 			[]header{xff("198.51.100.7")}, "ip:198.51.100.7"},
 	}
 	for _, tt := range tests {
@@ -189,24 +190,24 @@ func get(t *testing.T, c *http.Client, hs ...header) (int, string) {
 }
 
 func TestKeyByIPOverUnixSocket(t *testing.T) {
-	trustUnix := ratelimit.TrustUnixSocket()
+	trustUnix := clientip.TrustUnixSocket()
 	tests := []struct {
 		name    string
-		opts    []ratelimit.IPOption
+		opts    []clientip.Option
 		headers []header
 		want    string
 	}{
-		{"an untrusted socket shares UnknownAddrKey", nil, []header{xff("198.51.100.7")}, ratelimit.UnknownAddrKey},
-		{"TrustProxies does not trust a socket", []ratelimit.IPOption{proxies}, []header{xff("198.51.100.7")}, ratelimit.UnknownAddrKey},
+		{"an untrusted socket shares clientip.UnknownKey", nil, []header{xff("198.51.100.7")}, clientip.UnknownKey},
+		{"TrustProxies does not trust a socket", []clientip.Option{proxies}, []header{xff("198.51.100.7")}, clientip.UnknownKey},
 		{"a trusted socket gives the right-most untrusted X-Forwarded-For hop",
-			[]ratelimit.IPOption{trustUnix, proxies}, []header{xff("6.6.6.6, 198.51.100.7, 10.0.0.2")}, "ip:198.51.100.7"},
-		{"a trusted socket reads the named header only", []ratelimit.IPOption{trustUnix, ratelimit.ClientIPHeader("X-Real-IP")},
+			[]clientip.Option{trustUnix, proxies}, []header{xff("6.6.6.6, 198.51.100.7, 10.0.0.2")}, "ip:198.51.100.7"},
+		{"a trusted socket reads the named header only", []clientip.Option{trustUnix, clientip.Header("X-Real-IP")},
 			[]header{xff("6.6.6.6"), {"X-Real-IP", "198.51.100.7"}}, "ip:198.51.100.7"},
-		{"a trusted socket reads a named Forwarded", []ratelimit.IPOption{trustUnix, ratelimit.ClientIPHeader("Forwarded")},
+		{"a trusted socket reads a named Forwarded", []clientip.Option{trustUnix, clientip.Header("Forwarded")},
 			[]header{fwd(`for="[2001:db8:cafe::17]:4711";proto=https`)}, "ip:2001:db8:cafe::/64"},
-		{"a trusted socket without the header shares UnknownAddrKey", []ratelimit.IPOption{trustUnix}, nil, ratelimit.UnknownAddrKey},
-		{"a trusted socket with a malformed hop shares UnknownAddrKey",
-			[]ratelimit.IPOption{trustUnix}, []header{xff("198.51.100.7, unix:")}, ratelimit.UnknownAddrKey},
+		{"a trusted socket without the header shares clientip.UnknownKey", []clientip.Option{trustUnix}, nil, clientip.UnknownKey},
+		{"a trusted socket with a malformed hop shares clientip.UnknownKey",
+			[]clientip.Option{trustUnix}, []header{xff("198.51.100.7, unix:")}, clientip.UnknownKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -227,11 +228,11 @@ func TestKeyByIPOverUnixSocket(t *testing.T) {
 func TestLimiterOverUnixSocket(t *testing.T) {
 	tests := []struct {
 		name string
-		opts []ratelimit.IPOption
+		opts []clientip.Option
 		want []int
 	}{
 		{"an untrusted socket is one budget for all", nil, []int{200, 200, 429, 429}},
-		{"a trusted socket is a budget per client", []ratelimit.IPOption{ratelimit.TrustUnixSocket()}, []int{200, 200, 200, 200}},
+		{"a trusted socket is a budget per client", []clientip.Option{clientip.TrustUnixSocket()}, []int{200, 200, 200, 200}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -250,7 +251,7 @@ func TestLimiterOverUnixSocket(t *testing.T) {
 
 func TestKeyByIPLongChains(t *testing.T) {
 	key := ratelimit.KeyByIP(proxies)
-	fkey := ratelimit.KeyByIP(proxies, ratelimit.ClientIPHeader("Forwarded"))
+	fkey := ratelimit.KeyByIP(proxies, clientip.Header("Forwarded"))
 	long := strings.Repeat("9", 1<<20)
 	tests := []struct {
 		name string
@@ -259,12 +260,12 @@ func TestKeyByIPLongChains(t *testing.T) {
 		want string
 	}{
 		{"64 hops are walked", key, xff("198.51.100.7, " + hops("10.0.0.2", 63)), "ip:198.51.100.7"},
-		{"past 64 trusted hops the client cannot be known", key, xff("198.51.100.7, " + hops("10.0.0.2", 64)), ratelimit.UnknownAddrKey},
-		{"thousands of trusted hops share the unknown budget", key, xff(hops("10.0.0.2", 10000)), ratelimit.UnknownAddrKey},
+		{"past 64 trusted hops the client cannot be known", key, xff("198.51.100.7, " + hops("10.0.0.2", 64)), clientip.UnknownKey},
+		{"thousands of trusted hops share the unknown budget", key, xff(hops("10.0.0.2", 10000)), clientip.UnknownKey},
 		{"thousands of forged hops left of the client are not read", key, xff(hops("6.6.6.6", 10000) + ", 198.51.100.7"), "ip:198.51.100.7"},
 		{"a megabyte hop left of the client is not read", key, xff(long + ", 198.51.100.7"), "ip:198.51.100.7"},
 		{"a megabyte hop is malformed", key, xff(long), "ip:10.0.0.1"},
-		{"past 64 trusted Forwarded elements the client cannot be known", fkey, fwd(hops("for=10.0.0.2", 65)), ratelimit.UnknownAddrKey},
+		{"past 64 trusted Forwarded elements the client cannot be known", fkey, fwd(hops("for=10.0.0.2", 65)), clientip.UnknownKey},
 		{"a megabyte quoted string left of the client is not read", fkey, fwd(`for="` + long + `", for=198.51.100.7`), "ip:198.51.100.7"},
 		{"thousands of quotes left of the client are not read", fkey, fwd(strings.Repeat(`\"`, 10000) + ", for=198.51.100.7"), "ip:198.51.100.7"},
 	}
@@ -283,12 +284,12 @@ func TestKeyByIPLongChains(t *testing.T) {
 func TestKeyByIPReportsBadOptionsAtNew(t *testing.T) {
 	tests := []struct {
 		name string
-		opts []ratelimit.IPOption
+		opts []clientip.Option
 	}{
-		{"an IPv4 prefix longer than 32 bits", []ratelimit.IPOption{ratelimit.GroupIPv4ByPrefix(33)}},
-		{"a negative IPv6 prefix", []ratelimit.IPOption{ratelimit.GroupIPv6ByPrefix(-1)}},
-		{"an invalid trusted prefix", []ratelimit.IPOption{ratelimit.TrustProxies(netip.Prefix{})}},
-		{"an empty header name", []ratelimit.IPOption{ratelimit.ClientIPHeader("")}},
+		{"an IPv4 prefix longer than 32 bits", []clientip.Option{clientip.GroupIPv4ByPrefix(33)}},
+		{"a negative IPv6 prefix", []clientip.Option{clientip.GroupIPv6ByPrefix(-1)}},
+		{"an invalid trusted prefix", []clientip.Option{clientip.TrustProxies(netip.Prefix{})}},
+		{"an empty header name", []clientip.Option{clientip.Header("")}},
 	}
 	store := memory.New()
 	defer store.Close()

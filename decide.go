@@ -2,16 +2,12 @@ package ratelimit
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
-	"net/netip"
-	"sync/atomic"
 )
 
 // Deciding requests that are no *http.Request, such as gRPC calls,
-// without making one: their caller keys them ([IPKey] for client
+// without making one: their caller keys them ([clientip.Keys] for client
 // addresses) and [Limiter.AdmitKey] walks the pass Admit walks (pass.go).
 
 // DecidesByKey reports whether the limiter decides every request from its
@@ -38,7 +34,7 @@ func (l *Limiter) DecidesByKey() bool {
 // KeysByAddress reports whether the limiter keys requests by client
 // address with [KeyByIP] and no options, its default: it was given no
 // [WithKeyFunc], so that an adapter may key a call by its peer's address
-// itself, with an [IPKey] of no options, and decide it with AdmitKey.
+// itself, with a [clientip.Keys] of no options, and decide it with AdmitKey.
 func (l *Limiter) KeysByAddress() bool { return l.defaultKey }
 
 // AdmitKey decides on a request that is no *http.Request, such as a gRPC
@@ -97,74 +93,4 @@ func (l *Limiter) keyCall(ctx context.Context, key string, p *pass) error {
 		p.plan = PlanFrom(ctx)
 	}
 	return nil
-}
-
-// IPKey keys requests that are no *http.Request, such as gRPC calls, by
-// client address, as [KeyByIP] with the same options keys HTTP requests:
-// the same keys, trusted proxies and grouping. The keys of recent
-// addresses are made once, so that a returning client's key allocates
-// nothing. It is safe for concurrent use by multiple goroutines.
-type IPKey struct {
-	c     ipConfig
-	seed  uint64 // random: no client picks another's slot
-	slots *[ipKeySlots]atomic.Pointer[ipKeyEntry]
-}
-
-const ipKeySlots = 1024 // a power of two
-
-// ipKeyEntry is the key of one client address, shared read-only.
-type ipKeyEntry struct {
-	addr netip.Addr
-	key  string
-}
-
-// NewIPKey returns the IPKey of opts, the options of [KeyByIP]; a prefix
-// length out of range, an invalid trusted prefix or an empty header name
-// is an error wrapping [ErrBadConfig].
-func NewIPKey(opts ...IPOption) (*IPKey, error) {
-	c, err := newIPConfig(opts)
-	if err != nil {
-		return nil, fmt.Errorf("ratelimit: NewIPKey: %s: %w", err, ErrBadConfig)
-	}
-	return &IPKey{c: c, seed: rand.Uint64(), slots: new([ipKeySlots]atomic.Pointer[ipKeyEntry])}, nil
-}
-
-// Header returns the canonical name of the one header that k believes
-// from trusted proxies: X-Forwarded-For unless [ClientIPHeader] names
-// another.
-func (k *IPKey) Header() string { return k.c.header }
-
-// Key returns the key of a request whose connection comes from remote
-// (the zero Addr if it has no IP address, such as a unix socket's), over a
-// unix socket if unix, as KeyByIP returns it for an HTTP request. header
-// returns the lines of the request's [IPKey.Header] (nil: it has none);
-// Key calls it only for a connection from a trusted proxy, and never keeps
-// its lines.
-func (k *IPKey) Key(remote netip.Addr, unix bool, header func() []string) string {
-	remote = remote.Unmap().WithZone("")
-	if header == nil {
-		header = noLines
-	}
-	a, ok := k.c.resolve(remote, remote.IsValid(), unix, header)
-	if !ok {
-		return UnknownAddrKey
-	}
-	return k.key(a)
-}
-
-func noLines() []string { return nil }
-
-// key returns the key of client address a, from the table when a was
-// seen recently.
-func (k *IPKey) key(a netip.Addr) string {
-	b := a.As16()
-	hi, lo := binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])
-	sum := (hi^k.seed)*0x9e3779b97f4a7c15 ^ (lo+k.seed)*0xc2b2ae3d27d4eb4f
-	slot := &k.slots[(sum^sum>>29)&(ipKeySlots-1)]
-	if e := slot.Load(); e != nil && e.addr == a {
-		return e.key
-	}
-	key := k.c.key(a)
-	slot.Store(&ipKeyEntry{addr: a, key: key})
-	return key
 }

@@ -2,9 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/clientip"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
@@ -131,74 +130,6 @@ func TestDecidesByKey(t *testing.T) {
 	}
 }
 
-func TestIPKeyKeysAsKeyByIP(t *testing.T) {
-	proxies := ratelimit.TrustProxies(netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48"))
-	tests := []struct {
-		name   string
-		opts   []ratelimit.IPOption
-		remote string // the connection's address, host:port; "" for a unix socket
-		header []string
-	}{
-		{"an IPv4 client", nil, "192.0.2.1:1234", nil},
-		{"an IPv4-mapped client", nil, "[::ffff:192.0.2.1]:1234", nil},
-		{"an IPv6 client by /64", nil, "[2001:db8:1:2:3:4:5:6]:1234", nil},
-		{"an IPv6 client by /48", []ratelimit.IPOption{ratelimit.GroupIPv6ByPrefix(48)}, "[2001:db8:1:2::1]:1", nil},
-		{"an IPv4 client by /24", []ratelimit.IPOption{ratelimit.GroupIPv4ByPrefix(24)}, "192.0.2.77:1", nil},
-		{"a forged header without trusted proxies", nil, "192.0.2.1:1", []string{"198.51.100.7"}},
-		{"an untrusted connection's header", []ratelimit.IPOption{proxies}, "192.0.2.1:1", []string{"198.51.100.7"}},
-		{"a trusted proxy's header", []ratelimit.IPOption{proxies}, "10.1.2.3:1", []string{"203.0.113.9, 198.51.100.7"}},
-		{"a trusted proxy's header of trusted hops", []ratelimit.IPOption{proxies}, "10.1.2.3:1", []string{"198.51.100.7, 10.9.9.9", "10.0.0.1"}},
-		{"a trusted proxy without a header", []ratelimit.IPOption{proxies}, "10.1.2.3:1", nil},
-		{"a trusted proxy's bad hop", []ratelimit.IPOption{proxies}, "10.1.2.3:1", []string{"198.51.100.7, nonsense"}},
-		{"a trusted IPv6 proxy", []ratelimit.IPOption{proxies}, "[2001:db8:ffff::1]:1", []string{"198.51.100.7"}},
-		{"a Forwarded header", []ratelimit.IPOption{proxies, ratelimit.ClientIPHeader("Forwarded")}, "10.1.2.3:1",
-			[]string{`for="[2001:db8:cafe::17]:4711";proto=https`}},
-		{"a single-address header", []ratelimit.IPOption{proxies, ratelimit.ClientIPHeader("X-Real-IP")}, "10.1.2.3:1",
-			[]string{"198.51.100.1, 198.51.100.7"}},
-		{"a malformed single-address header", []ratelimit.IPOption{proxies, ratelimit.ClientIPHeader("X-Real-IP")}, "10.1.2.3:1",
-			[]string{"nonsense"}},
-		{"an untrusted unix socket", nil, "", []string{"198.51.100.7"}},
-		{"a trusted unix socket", []ratelimit.IPOption{ratelimit.TrustUnixSocket()}, "", []string{"198.51.100.7"}},
-		{"a trusted unix socket without a header", []ratelimit.IPOption{ratelimit.TrustUnixSocket()}, "", nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			k, err := ratelimit.NewIPKey(tt.opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := httptest.NewRequest(http.MethodGet, "/", nil)
-			r.RemoteAddr = tt.remote
-			var remote netip.Addr
-			unix := tt.remote == ""
-			if unix {
-				r.RemoteAddr = "@"
-				r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, &net.UnixAddr{Name: "/run/app.sock", Net: "unix"}))
-			} else {
-				remote = netip.MustParseAddrPort(tt.remote).Addr()
-			}
-			if tt.header != nil {
-				r.Header[k.Header()] = tt.header
-			}
-			want, _ := ratelimit.KeyByIP(tt.opts...)(r)
-			for range 2 { // made, then remembered
-				if got := k.Key(remote, unix, func() []string { return tt.header }); got != want {
-					t.Errorf("Key = %q, KeyByIP's %q", got, want)
-				}
-			}
-		})
-	}
-}
-
-func TestNewIPKeyRefusesBadOptions(t *testing.T) {
-	for _, opt := range []ratelimit.IPOption{ratelimit.GroupIPv4ByPrefix(33), ratelimit.GroupIPv6ByPrefix(-1),
-		ratelimit.ClientIPHeader(""), ratelimit.TrustProxies(netip.Prefix{})} {
-		if _, err := ratelimit.NewIPKey(opt); !errors.Is(err, ratelimit.ErrBadConfig) {
-			t.Errorf("NewIPKey: %v, want ErrBadConfig", err)
-		}
-	}
-}
-
 // A server of some protocol other than HTTP keys its requests by client
 // address and decides them without an *http.Request.
 func ExampleLimiter_AdmitKey() {
@@ -208,7 +139,7 @@ func ExampleLimiter_AdmitKey() {
 	if err != nil {
 		panic(err)
 	}
-	clients, _ := ratelimit.NewIPKey()
+	clients, _ := clientip.New()
 	key := clients.Key(netip.MustParseAddr("192.0.2.1"), false, nil)
 	for range 3 {
 		h := http.Header{}
@@ -219,23 +150,6 @@ func ExampleLimiter_AdmitKey() {
 	// true 200 1 []
 	// true 200 0 []
 	// false 429 0 [30]
-}
-
-// The key of a client behind a trusted proxy, which names it in
-// X-Forwarded-For.
-func ExampleIPKey() {
-	k, err := ratelimit.NewIPKey(ratelimit.TrustProxies(netip.MustParsePrefix("10.0.0.0/8")))
-	if err != nil {
-		panic(err)
-	}
-	proxy := netip.MustParseAddr("10.0.0.5")
-	fmt.Println(k.Header())
-	fmt.Println(k.Key(proxy, false, func() []string { return []string{"203.0.113.7"} }))
-	fmt.Println(k.Key(netip.MustParseAddr("2001:db8:1:2::99"), false, nil))
-	// Output:
-	// X-Forwarded-For
-	// ip:203.0.113.7
-	// ip:2001:db8:1:2::/64
 }
 
 func TestKeysByAddress(t *testing.T) {
@@ -262,7 +176,7 @@ func TestKeysByAddress(t *testing.T) {
 }
 
 // An adapter chooses its path: a limiter that decides by key alone, and
-// keys by client address, can be asked with AdmitKey and an IPKey.
+// keys by client address, can be asked with AdmitKey and a clientip.Keys.
 func ExampleLimiter_DecidesByKey() {
 	store := memory.New()
 	defer store.Close()

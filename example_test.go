@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/clientip"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
@@ -77,7 +78,7 @@ func ExampleLimiter_Allow() {
 
 // Behind a load balancer, believe X-Forwarded-For only from its addresses.
 func ExampleKeyByIP() {
-	key := ratelimit.KeyByIP(ratelimit.TrustProxies(netip.MustParsePrefix("10.0.0.0/8")))
+	key := ratelimit.KeyByIP(clientip.TrustProxies(netip.MustParsePrefix("10.0.0.0/8")))
 
 	r := httptest.NewRequest("GET", "/", nil)
 	r.RemoteAddr = "10.0.0.5:4711" // the load balancer
@@ -166,7 +167,7 @@ func ExampleLimiter_AdmitWithKeyFunc() {
 
 // Clients of one /48 share a budget, and IPv4 ones of one /24.
 func ExampleGroupIPv6ByPrefix() {
-	key := ratelimit.KeyByIP(ratelimit.GroupIPv6ByPrefix(48), ratelimit.GroupIPv4ByPrefix(24))
+	key := ratelimit.KeyByIP(clientip.GroupIPv6ByPrefix(48), clientip.GroupIPv4ByPrefix(24))
 	for _, remote := range []string{"[2001:db8:1:2::9]:1", "[2001:db8:1:ffff::1]:1", "203.0.113.7:1"} {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.RemoteAddr = remote

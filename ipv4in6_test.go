@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/clientip"
 )
 
 // TestKeyByIPKeysIPv4InsideIPv6AsIPv4: addresses that embed an IPv4 host
@@ -29,7 +30,7 @@ func TestKeyByIPKeysIPv4InsideIPv6AsIPv4(t *testing.T) {
 		{"2001:db8:: is not Teredo", "[2001:db8::1.2.3.4]:1", "ip:2001:db8::/64"},
 	}
 	key := ratelimit.KeyByIP()
-	grouped := ratelimit.KeyByIP(ratelimit.GroupIPv4ByPrefix(24))
+	grouped := ratelimit.KeyByIP(clientip.GroupIPv4ByPrefix(24))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "/", nil)

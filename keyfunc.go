@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/ratelimit-go/ratelimit/clientip"
 )
 
 // KeyFunc returns the key a request is limited under: a client address, an
@@ -49,6 +51,32 @@ func boundKey(key string) string {
 	}
 	sum := sha256.Sum256([]byte(key))
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// KeyByIP keys requests by client address: "ip:203.0.113.7", or for IPv6
+// the /64 network, "ip:2001:db8:1:2::/64". IPv6 addresses that stand for
+// an IPv4 host count as that IPv4 address: IPv4-mapped and -compatible
+// ones, NAT64 (64:ff9b::/96, 64:ff9b:1::/48), 6to4 (2002::/16) and Teredo
+// (2001::/32); so do IPv4-mapped trusted prefixes. Zones are dropped.
+//
+// By default it uses the connection's address (r.RemoteAddr) and ignores
+// X-Forwarded-For and similar headers, which any client can forge. Behind
+// a proxy, configure [clientip.TrustProxies] (or [clientip.TrustUnixSocket]) and the one
+// header your proxies write, [clientip.Header]: believing whichever header
+// is present lets clients choose their key, as chi's middleware.RealIP
+// warns and "The perils of the 'real' client IP" explains
+// (https://adam-p.ca/blog/2022/03/x-forwarded-for/). An address it cannot
+// know falls into the one shared budget [clientip.UnknownKey]. It never fails.
+//
+// A prefix length out of range, an invalid trusted prefix or an empty
+// header name is bad configuration: [New] (through [WithKeyFunc] or
+// [Policy].Key) reports it, and the KeyFunc fails every request with it.
+func KeyByIP(opts ...clientip.Option) KeyFunc {
+	k, err := clientip.New(opts...)
+	if err != nil {
+		return badKeyFunc(fmt.Errorf("ratelimit: KeyByIP: %s", strings.TrimPrefix(err.Error(), "clientip: ")))
+	}
+	return func(r *http.Request) (string, error) { return k.Request(r), nil }
 }
 
 // KeyByHeader keys requests by the value of a header, such as an API key:

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/clientip"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
@@ -19,7 +20,7 @@ const ok, limited = http.StatusOK, http.StatusTooManyRequests
 func TestKeys(t *testing.T) {
 	a := req{remote: "203.0.113.1:1000"}
 	b := req{remote: "203.0.113.2:1000"}
-	trusted := ratelimit.TrustProxies(netip.MustParsePrefix("10.0.0.0/8"))
+	trusted := clientip.TrustProxies(netip.MustParsePrefix("10.0.0.0/8"))
 	tests := []struct {
 		name     string
 		keyFunc  ratelimit.KeyFunc
@@ -58,7 +59,7 @@ func TestKeys(t *testing.T) {
 				{remote: "10.0.0.1:1"},
 			}, []int{ok, ok, limited}},
 		{"Forwarded and a chosen header through a trusted proxy",
-			ratelimit.KeyByIP(trusted, ratelimit.ClientIPHeader("CF-Connecting-IP")),
+			ratelimit.KeyByIP(trusted, clientip.Header("CF-Connecting-IP")),
 			[]req{
 				{remote: "10.0.0.1:1", headers: map[string]string{"CF-Connecting-IP": "198.51.100.7"}},
 				{remote: "10.0.0.2:1", headers: map[string]string{"CF-Connecting-IP": "198.51.100.7"}},

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ratelimit-go/ratelimit/clientip"
 )
 
 // The key namespace and hashing: how the key a KeyFunc gives becomes the
@@ -120,13 +122,13 @@ func isPlainKey(key string) bool {
 }
 
 // isAddrKey reports whether part is a key of KeyByIP: "ip:" and an address
-// or prefix as netip writes it, or UnknownAddrKey.
+// or prefix as netip writes it, or clientip.UnknownKey.
 func isAddrKey(part string) bool {
 	s, ok := strings.CutPrefix(part, "ip:")
 	if !ok {
 		return false
 	}
-	if part == UnknownAddrKey {
+	if part == clientip.UnknownKey {
 		return true
 	}
 	if strings.IndexByte(s, '/') >= 0 {

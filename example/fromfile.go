@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/clientip"
 	"github.com/ratelimit-go/ratelimit/rules"
 )
 
@@ -53,7 +54,7 @@ func routesFromFile(c config, opts ...ratelimit.Option) (*served, error) {
 	if err != nil {
 		return nil, err
 	}
-	ip := ratelimit.KeyByIP(ratelimit.TrustProxies(cfg.TrustedProxies...))
+	ip := ratelimit.KeyByIP(clientip.TrustProxies(cfg.TrustedProxies...))
 	report, err := reportRoute(c.store, 2*time.Second, append(c.inflight, ratelimit.WithKeyFunc(ip))...)
 	if err != nil {
 		return nil, err

@@ -37,6 +37,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/clientip"
 	ratelimitprom "github.com/ratelimit-go/ratelimit/metrics/prometheus"
 	"github.com/ratelimit-go/ratelimit/rules"
 	"github.com/ratelimit-go/ratelimit/store/memory"
@@ -129,7 +130,7 @@ func (c config) ipKey() ratelimit.KeyFunc {
 	if len(c.trusted) == 0 {
 		return ratelimit.KeyByIP()
 	}
-	return ratelimit.KeyByIP(ratelimit.TrustProxies(c.trusted...))
+	return ratelimit.KeyByIP(clientip.TrustProxies(c.trusted...))
 }
 
 // parseProxies reads the -trusted-proxies flag: addresses and prefixes,

@@ -13,15 +13,15 @@ import (
 // Config is a parsed rules file.
 type Config struct {
 	// TrustedProxies are the proxies whose forwarding header the ip key
-	// believes (see ratelimit.TrustProxies); none by default.
+	// believes (see clientip.TrustProxies); none by default.
 	TrustedProxies []netip.Prefix
 	// ClientIPHeader is the one header those proxies write the client's
-	// address to (see ratelimit.ClientIPHeader); empty means
+	// address to (see clientip.Header); empty means
 	// X-Forwarded-For.
 	ClientIPHeader string
 	// TrustUnixSocket makes the ip key treat requests that came in over a
 	// unix socket as coming from a trusted proxy (see
-	// ratelimit.TrustUnixSocket); false by default.
+	// clientip.TrustUnixSocket); false by default.
 	TrustUnixSocket bool
 	// Plans are the file's plans (plans:), in its order, their limits
 	// named as the file names them (a name may be empty). The rules that

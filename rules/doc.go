@@ -61,11 +61,11 @@
 // # Top level
 //
 // trusted_proxies: addresses or prefixes of the proxies whose header the
-// ip key believes (ratelimit.TrustProxies); none by default, so the ip key
+// ip key believes (clientip.TrustProxies); none by default, so the ip key
 // is the connection's address. client_ip_header: the one header they write
-// the client's address to (ratelimit.ClientIPHeader); X-Forwarded-For by
+// the client's address to (clientip.Header); X-Forwarded-For by
 // default. trust_unix_socket: treat requests over a unix socket as from a
-// trusted proxy (ratelimit.TrustUnixSocket); false by default. defaults:
+// trusted proxy (clientip.TrustUnixSocket); false by default. defaults:
 // settings of every rule (key, algorithm, cost, headers, dry_run, on_error,
 // timeout, problem_json, deny_cache, breaker), each of which a rule may
 // set again. plans: each plan's name (1 to 64 letters, digits, '.', '_' or

@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/clientip"
 )
 
 // keyParts are the parts a key may join, for messages.
@@ -45,20 +46,20 @@ func checkPart(part string) error {
 
 // keys builds KeyFuncs from key lists, with the settings of one config.
 type keys struct {
-	ip   []ratelimit.IPOption
+	ip   []clientip.Option
 	user func(*http.Request) (string, bool)
 }
 
 func (c *Config) keys(user func(*http.Request) (string, bool)) keys {
 	k := keys{user: user}
 	if len(c.TrustedProxies) > 0 {
-		k.ip = append(k.ip, ratelimit.TrustProxies(c.TrustedProxies...))
+		k.ip = append(k.ip, clientip.TrustProxies(c.TrustedProxies...))
 	}
 	if c.ClientIPHeader != "" {
-		k.ip = append(k.ip, ratelimit.ClientIPHeader(c.ClientIPHeader))
+		k.ip = append(k.ip, clientip.Header(c.ClientIPHeader))
 	}
 	if c.TrustUnixSocket {
-		k.ip = append(k.ip, ratelimit.TrustUnixSocket())
+		k.ip = append(k.ip, clientip.TrustUnixSocket())
 	}
 	return k
 }

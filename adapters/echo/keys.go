@@ -5,6 +5,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/clientip"
 )
 
 // unmatchedRouteKey is the key of [KeyByRoute] for requests that matched no
@@ -31,13 +32,13 @@ func KeyByRoute() middleware.Extractor {
 // [ratelimit.KeyByIP](opts...) on c.Request(), such as "ip:203.0.113.7"
 // (IPv6 clients by /64). It uses the connection's address and believes
 // X-Forwarded-For and similar headers only from the proxies named with
-// [ratelimit.TrustProxies]. Use it as the IdentifierExtractor of Echo's own
+// [clientip.TrustProxies]. Use it as the IdentifierExtractor of Echo's own
 // RateLimiter, whose default, c.RealIP(), believes X-Forwarded-For from
 // anyone: any client could then pick a fresh budget per request. It never
 // fails, but with options KeyByIP refuses (a prefix length out of range,
 // say), for which it fails every request with a
 // [ratelimit.ErrBadConfig].
-func IdentifierByIP(opts ...ratelimit.IPOption) middleware.Extractor {
+func IdentifierByIP(opts ...clientip.Option) middleware.Extractor {
 	key := ratelimit.KeyByIP(opts...)
 	return func(c echo.Context) (string, error) { return key(c.Request()) }
 }

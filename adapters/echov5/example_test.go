@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	echolimit "github.com/ratelimit-go/ratelimit/adapters/echov5"
+	"github.com/ratelimit-go/ratelimit/clientip"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
@@ -94,7 +95,7 @@ func ExampleIdentifierByIP() {
 	e.Use(middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
 		Store: echolimit.NewRateLimiterStore(limiter),
 		IdentifierExtractor: echolimit.IdentifierByIP(
-			ratelimit.TrustProxies(netip.MustParsePrefix("10.0.0.0/8"))),
+			clientip.TrustProxies(netip.MustParsePrefix("10.0.0.0/8"))),
 	}))
 	e.GET("/", func(c *echo.Context) error { return c.String(200, "hello") })
 	for _, client := range []string{"198.51.100.7", "198.51.100.7", "198.51.100.8"} {

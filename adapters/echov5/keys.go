@@ -5,6 +5,7 @@ import (
 	"github.com/labstack/echo/v5/middleware"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/clientip"
 )
 
 // unmatchedRouteKey is the key of [KeyByRoute] for requests that matched no
@@ -32,13 +33,13 @@ func KeyByRoute() middleware.Extractor {
 // (IPv6 clients by /64, since one client can use any address of its
 // network). It uses the connection's address and believes X-Forwarded-For
 // and similar headers only from the proxies named with
-// [ratelimit.TrustProxies]. Use it as the IdentifierExtractor of Echo's own
+// [clientip.TrustProxies]. Use it as the IdentifierExtractor of Echo's own
 // RateLimiter, whose default, c.RealIP(), is the connection's address
 // unless an IPExtractor is set on the Echo, with one key per IPv6 address.
 // It never fails, but with options KeyByIP refuses (a prefix length out of
 // range, say), for which it fails every request with a
 // [ratelimit.ErrBadConfig].
-func IdentifierByIP(opts ...ratelimit.IPOption) middleware.Extractor {
+func IdentifierByIP(opts ...clientip.Option) middleware.Extractor {
 	key := ratelimit.KeyByIP(opts...)
 	return func(c *echo.Context) (string, error) { return key(c.Request()) }
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	echolimit "github.com/ratelimit-go/ratelimit/adapters/echov5"
+	"github.com/ratelimit-go/ratelimit/clientip"
 )
 
 // from returns a request for path from the connection address remote, with
@@ -74,7 +75,7 @@ func TestKeys(t *testing.T) {
 			},
 			[]int{200, 200, 429, 200}},
 		{"X-Forwarded-For is believed from a trusted proxy", bridge,
-			echolimit.IdentifierByIP(ratelimit.TrustProxies(netip.MustParsePrefix("10.0.0.0/8"))),
+			echolimit.IdentifierByIP(clientip.TrustProxies(netip.MustParsePrefix("10.0.0.0/8"))),
 			[]func() *http.Request{
 				from("/", proxy, "192.0.2.1"), from("/", proxy, "192.0.2.1"), from("/", proxy, "192.0.2.1"),
 				from("/", proxy, "192.0.2.2"),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	ginlimit "github.com/ratelimit-go/ratelimit/adapters/gin"
+	"github.com/ratelimit-go/ratelimit/clientip"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
@@ -137,7 +138,7 @@ func ExampleKeyByIP() {
 	limiter, _ := ratelimit.New(store, ratelimit.PerHour(1))
 	engine := gin.New()
 	engine.Use(ginlimit.Middleware(limiter, ginlimit.KeyFromContext(
-		ginlimit.KeyByIP(ratelimit.TrustProxies(netip.MustParsePrefix("10.0.0.0/8"))))))
+		ginlimit.KeyByIP(clientip.TrustProxies(netip.MustParsePrefix("10.0.0.0/8"))))))
 	engine.GET("/", func(c *gin.Context) { c.String(200, "hello") })
 	for _, client := range []string{"198.51.100.7", "198.51.100.7", "198.51.100.8"} {
 		r := httptest.NewRequest("GET", "/", nil)

@@ -4,6 +4,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/clientip"
 )
 
 // unmatchedRouteKey is the key of [KeyByRoute] for requests that matched no
@@ -30,9 +31,9 @@ func KeyByRoute() func(*gin.Context) (string, error) {
 // (IPv6 clients by /64): the limiter's default key, for use in [Compose].
 // Unlike gin's c.ClientIP(), it uses the connection's address and believes
 // X-Forwarded-For and similar headers only from the proxies named with
-// [ratelimit.TrustProxies]. It never fails, and panics at start-up, not
+// [clientip.TrustProxies]. It never fails, and panics at start-up, not
 // during a request, on the options ratelimit.KeyByIP panics on.
-func KeyByIP(opts ...ratelimit.IPOption) func(*gin.Context) (string, error) {
+func KeyByIP(opts ...clientip.Option) func(*gin.Context) (string, error) {
 	key := ratelimit.KeyByIP(opts...)
 	return func(c *gin.Context) (string, error) { return key(c.Request) }
 }
@@ -43,16 +44,16 @@ func KeyByIP(opts ...ratelimit.IPOption) func(*gin.Context) (string, error) {
 // any address of its network), IPv4 inside IPv6 (NAT64, 6to4) as IPv4.
 // opts may change the grouping ([ratelimit.IPv4Prefix],
 // [ratelimit.IPv6Prefix]); the proxies trusted are gin's, not
-// [ratelimit.TrustProxies]. An address gin cannot give shares
-// [ratelimit.UnknownAddrKey].
+// [clientip.TrustProxies]. An address gin cannot give shares
+// [clientip.UnknownKey].
 //
 // Gin trusts every proxy until engine.SetTrustedProxies is called: with
 // this option and gin's defaults, every client picks its own key, and so
 // a fresh budget per request, by sending X-Forwarded-For or X-Real-IP.
 // Call engine.SetTrustedProxies with your proxies' ranges first (or
 // SetTrustedProxies(nil) to trust none), or use [KeyByIP], which trusts no
-// header unless told with [ratelimit.TrustProxies].
-func KeyByClientIP(opts ...ratelimit.IPOption) Option {
+// header unless told with [clientip.TrustProxies].
+func KeyByClientIP(opts ...clientip.Option) Option {
 	key := ratelimit.KeyByIP(opts...)
 	return KeyFromContext(func(c *gin.Context) (string, error) {
 		r := *c.Request // the root's grouping, on gin's client address

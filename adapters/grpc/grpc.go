@@ -31,7 +31,7 @@
 // WithCountIf, a deny handler of its own, a Policy with a Key of its own;
 // see ratelimit.Limiter.DecidesByKey). On it, RemoteAddr is the peer's
 // address, the headers are the call's metadata (so ratelimit.KeyByIP with
-// ratelimit.TrustProxies honours an x-forwarded-for that a trusted proxy
+// clientip.TrustProxies honours an x-forwarded-for that a trusted proxy
 // puts in the metadata, and ratelimit.KeyByHeader("x-api-key") reads a
 // metadata value), and the path and pattern are the full method name (so
 // ratelimit.KeyByRoute keys by method). On the fast path the limiter's
@@ -56,6 +56,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/clientip"
 )
 
 // Option configures the interceptors and [Limiter].
@@ -69,15 +70,15 @@ type config struct {
 // KeyByPeer keys calls by the peer's address, as ratelimit.KeyByIP(opts...)
 // keys HTTP requests: IPv6 grouped by /64, forwarding metadata
 // (x-forwarded-for, forwarded) believed only from the trusted proxies opts
-// name, and with ratelimit.TrustUnixSocket from a peer on a unix socket.
+// name, and with clientip.TrustUnixSocket from a peer on a unix socket.
 // Without a key Option, the interceptors key calls as the limiter keys
 // requests: by the peer, as KeyByPeer() does, for a limiter built without
 // ratelimit.WithKeyFunc; else with its own KeyFunc, on a request made
 // from the call (the slow path).
-func KeyByPeer(opts ...ratelimit.IPOption) Option {
+func KeyByPeer(opts ...clientip.Option) Option {
 	f := ratelimit.KeyByIP(opts...)
 	var fast callKey
-	if k, err := ratelimit.NewIPKey(opts...); err == nil {
+	if k, err := clientip.New(opts...); err == nil {
 		fast = peerKey(k)
 	} // else f fails every call with the error, on the slow path
 	return func(c *config) { c.key, c.fast = f, fast }
@@ -85,7 +86,7 @@ func KeyByPeer(opts ...ratelimit.IPOption) Option {
 
 // defaultPeerKey is KeyByPeer()'s key of a call, made once.
 var defaultPeerKey = sync.OnceValue(func() callKey {
-	k, _ := ratelimit.NewIPKey() // no options: no error
+	k, _ := clientip.New() // no options: no error
 	return peerKey(k)
 })
 

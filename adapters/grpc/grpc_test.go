@@ -23,6 +23,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	grpclimit "github.com/ratelimit-go/ratelimit/adapters/grpc"
+	"github.com/ratelimit-go/ratelimit/clientip"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
@@ -125,7 +126,7 @@ func TestKeys(t *testing.T) {
 		{"peer: one loopback client", grpclimit.KeyByPeer(), nil, nil, true},
 		{"peer: forwarded by an untrusted proxy is ignored", grpclimit.KeyByPeer(),
 			metadata.Pairs("x-forwarded-for", "192.0.2.1"), metadata.Pairs("x-forwarded-for", "192.0.2.2"), true},
-		{"peer: forwarded by a trusted proxy", grpclimit.KeyByPeer(ratelimit.TrustProxies(proxy)),
+		{"peer: forwarded by a trusted proxy", grpclimit.KeyByPeer(clientip.TrustProxies(proxy)),
 			metadata.Pairs("x-forwarded-for", "192.0.2.1"), metadata.Pairs("x-forwarded-for", "192.0.2.2"), false},
 		{"metadata: API keys", grpclimit.KeyByMetadata("x-api-key"),
 			metadata.Pairs("x-api-key", "alice"), metadata.Pairs("x-api-key", "bob"), false},

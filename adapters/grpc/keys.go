@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/peer"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/clientip"
 )
 
 // callKey keys a call from its context and full method, without an
@@ -22,7 +23,7 @@ import (
 type callKey func(ctx context.Context, method string) (string, error)
 
 // peerKey is the callKey of KeyByPeer over k.
-func peerKey(k *ratelimit.IPKey) callKey {
+func peerKey(k *clientip.Keys) callKey {
 	header := strings.ToLower(k.Header()) // metadata names are lower case
 	return func(ctx context.Context, _ string) (string, error) {
 		var remote netip.Addr

@@ -55,7 +55,7 @@ func (a admitter) request(ctx context.Context, method string) *http.Request {
 		r.RemoteAddr = p.Addr.String()
 		if _, unix := p.Addr.(*net.UnixAddr); unix && p.LocalAddr != nil {
 			// As net/http tells a request that came in on a unix socket
-			// (ratelimit.TrustUnixSocket).
+			// (clientip.TrustUnixSocket).
 			ctx = context.WithValue(ctx, http.LocalAddrContextKey, p.LocalAddr)
 		}
 	}

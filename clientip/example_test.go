@@ -1,4 +1,4 @@
-package ratelimit_test
+package clientip_test
 
 import (
 	"context"
@@ -12,14 +12,15 @@ import (
 	"path/filepath"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/clientip"
 )
 
 // Behind a proxy that writes RFC 7239 Forwarded, name that header: the
 // X-Forwarded-For the client wrote itself is then never read.
-func ExampleClientIPHeader() {
+func ExampleHeader() {
 	key := ratelimit.KeyByIP(
-		ratelimit.TrustProxies(netip.MustParsePrefix("10.0.0.0/8")),
-		ratelimit.ClientIPHeader("Forwarded"),
+		clientip.TrustProxies(netip.MustParsePrefix("10.0.0.0/8")),
+		clientip.Header("Forwarded"),
 	)
 	r := httptest.NewRequest("GET", "/", nil)
 	r.RemoteAddr = "10.0.0.5:4711"               // the proxy
@@ -32,10 +33,10 @@ func ExampleClientIPHeader() {
 
 // A single-address header such as X-Real-IP: if the proxy appends its
 // value to the client's copy, the proxy's, the last, is used.
-func ExampleClientIPHeader_xRealIP() {
+func ExampleHeader_xRealIP() {
 	key := ratelimit.KeyByIP(
-		ratelimit.TrustProxies(netip.MustParsePrefix("10.0.0.0/8")),
-		ratelimit.ClientIPHeader("X-Real-IP"),
+		clientip.TrustProxies(netip.MustParsePrefix("10.0.0.0/8")),
+		clientip.Header("X-Real-IP"),
 	)
 	r := httptest.NewRequest("GET", "/", nil)
 	r.RemoteAddr = "10.0.0.5:4711"
@@ -60,7 +61,7 @@ func ExampleTrustUnixSocket() {
 	if err != nil {
 		panic(err)
 	}
-	key := ratelimit.KeyByIP(ratelimit.TrustUnixSocket())
+	key := ratelimit.KeyByIP(clientip.TrustUnixSocket())
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		k, _ := key(r)
 		io.WriteString(w, k)

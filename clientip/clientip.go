@@ -1,4 +1,11 @@
-package ratelimit
+// Package clientip finds the client address of a request, behind trusted
+// proxies or not, and makes its rate-limit key: "ip:203.0.113.7" for IPv4,
+// the /64 network "ip:2001:db8:1:2::/64" for IPv6. ratelimit.KeyByIP keys
+// HTTP requests with it; [Keys] keys requests of other protocols, such as
+// gRPC calls, the same way. By default only the connection's address
+// counts: X-Forwarded-For and similar headers, which any client can forge,
+// are read only from the proxies [TrustProxies] names.
+package clientip
 
 import (
 	"errors"
@@ -9,20 +16,20 @@ import (
 	"slices"
 )
 
-// UnknownAddrKey is the key of every request whose client address KeyByIP
+// UnknownKey is the key of every request whose client address [Keys]
 // cannot know: a connection address it cannot parse (a unix socket that is
 // not trusted), a trusted unix socket without a usable header, or a chain
 // of more than 64 trusted hops. Such requests share one budget, so
 // limiting is never skipped.
-const UnknownAddrKey = "ip:unknown"
+const UnknownKey = "ip:unknown"
 
-// maxHops is the most hops of a forwarding header KeyByIP walks.
+// maxHops is the most hops of a forwarding header a key walks.
 const maxHops = 64
 
-// IPOption configures [KeyByIP].
-type IPOption func(*ipConfig)
+// Option configures [New], and ratelimit.KeyByIP.
+type Option func(*config)
 
-// headerKind is how KeyByIP reads the header that holds the client address.
+// headerKind is how a key reads the header that holds the client address.
 type headerKind int
 
 const (
@@ -31,7 +38,7 @@ const (
 	singleHeader                      // one address, such as X-Real-IP
 )
 
-type ipConfig struct {
+type config struct {
 	trusted   []netip.Prefix
 	trustUnix bool
 	header    string // canonical
@@ -40,17 +47,17 @@ type ipConfig struct {
 	v6Bits    int
 }
 
-// TrustProxies makes KeyByIP believe one header, X-Forwarded-For unless
-// [ClientIPHeader] names another, on requests whose connection comes from
+// TrustProxies makes a key believe one header, X-Forwarded-For unless
+// [Header] names another, on requests whose connection comes from
 // one of the prefixes (your load balancers, say
 // netip.MustParsePrefix("10.0.0.0/8")). The client is the right-most
 // address of that header that is not in a trusted prefix: addresses to its
 // left were written by the client and can be forged. No other header is
 // read: if your proxies set X-Real-IP or Forwarded and pass the client's
-// own X-Forwarded-For through, name their header with [ClientIPHeader], or
+// own X-Forwarded-For through, name their header with [Header], or
 // the client picks its own key.
-func TrustProxies(prefixes ...netip.Prefix) IPOption {
-	return func(c *ipConfig) {
+func TrustProxies(prefixes ...netip.Prefix) Option {
+	return func(c *config) {
 		for _, p := range prefixes {
 			if p.IsValid() && p.Addr().Is4In6() && p.Bits() >= 96 {
 				p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
@@ -60,39 +67,39 @@ func TrustProxies(prefixes ...netip.Prefix) IPOption {
 	}
 }
 
-// TrustUnixSocket makes KeyByIP treat a request that came in over a unix
+// TrustUnixSocket makes a key treat a request that came in over a unix
 // socket (a server on a net.Listen("unix", path) listener, behind nginx's
 // proxy_pass http://unix:/path, say) as coming from a trusted proxy, so that
-// the header chosen by [ClientIPHeader] gives the client's address. Such
+// the header chosen by [Header] gives the client's address. Such
 // requests have no IP address of their own: without this option, or when
-// the header gives no address, they share [UnknownAddrKey]. Use it only if
+// the header gives no address, they share [UnknownKey]. Use it only if
 // nothing but your proxies can connect to the socket.
-func TrustUnixSocket() IPOption {
-	return func(c *ipConfig) { c.trustUnix = true }
+func TrustUnixSocket() Option {
+	return func(c *config) { c.trustUnix = true }
 }
 
-// ClientIPHeader names the one header that trusted proxies (see
+// Header names the one header that trusted proxies (see
 // [TrustProxies] and [TrustUnixSocket]) write the client's address to; the
 // default is X-Forwarded-For. No other header is read.
 //
 // X-Forwarded-For and Forwarded (RFC 7239, in all its forms:
 // for="[2001:db8::17]:4711";proto=https, for=192.0.2.43, ...) are lists each
-// proxy appends to: KeyByIP walks them from the right, across their lines,
+// proxy appends to: a key walks them from the right, across their lines,
 // to the first address not in a trusted prefix. A hop that is no address
 // (Forwarded's "unknown", an obfuscated "_hidden", anything malformed) ends
 // the walk at the trusted proxy that wrote it (the hop to its right, or
-// the connection; UnknownAddrKey for a unix socket), never at a value to
-// its left. KeyByIP walks at most 64
+// the connection; UnknownKey for a unix socket), never at a value to
+// its left. A key walks at most 64
 // hops: if they are all trusted and more remain, the client cannot be known
-// and the request shares [UnknownAddrKey].
+// and the request shares [UnknownKey].
 //
 // Any other header, such as "X-Real-IP", "CF-Connecting-IP" or
 // "True-Client-IP", holds one address. Of several (lines, or a comma list)
 // the last is used, so a proxy that appends to the client's copy rather
 // than replacing it still wins. Missing or malformed, it gives the
-// connection's address (UnknownAddrKey for a unix socket).
-func ClientIPHeader(name string) IPOption {
-	return func(c *ipConfig) {
+// connection's address (UnknownKey for a unix socket).
+func Header(name string) Option {
+	return func(c *config) {
 		c.header = http.CanonicalHeaderKey(name)
 		switch c.header {
 		case "X-Forwarded-For":
@@ -109,48 +116,16 @@ func ClientIPHeader(name string) IPOption {
 // bits, one budget per /bits (0 to 128; the default is 64, the usual size
 // of one subscriber's network, since one client can use any of its 2^64
 // addresses).
-func GroupIPv6ByPrefix(bits int) IPOption { return func(c *ipConfig) { c.v6Bits = bits } }
+func GroupIPv6ByPrefix(bits int) Option { return func(c *config) { c.v6Bits = bits } }
 
 // GroupIPv4ByPrefix groups IPv4 clients by the network of their first bits
 // bits, one budget per /bits (0 to 32; the default is 32, one budget per
 // address).
-func GroupIPv4ByPrefix(bits int) IPOption { return func(c *ipConfig) { c.v4Bits = bits } }
+func GroupIPv4ByPrefix(bits int) Option { return func(c *config) { c.v4Bits = bits } }
 
-// KeyByIP keys requests by client address: "ip:203.0.113.7", or for IPv6
-// the /64 network, "ip:2001:db8:1:2::/64". IPv6 addresses that stand for
-// an IPv4 host count as that IPv4 address: IPv4-mapped and -compatible
-// ones, NAT64 (64:ff9b::/96, 64:ff9b:1::/48), 6to4 (2002::/16) and Teredo
-// (2001::/32); so do IPv4-mapped trusted prefixes. Zones are dropped.
-//
-// By default it uses the connection's address (r.RemoteAddr) and ignores
-// X-Forwarded-For and similar headers, which any client can forge. Behind
-// a proxy, configure [TrustProxies] (or [TrustUnixSocket]) and the one
-// header your proxies write, [ClientIPHeader]: believing whichever header
-// is present lets clients choose their key, as chi's middleware.RealIP
-// warns and "The perils of the 'real' client IP" explains
-// (https://adam-p.ca/blog/2022/03/x-forwarded-for/). An address it cannot
-// know falls into the one shared budget [UnknownAddrKey]. It never fails.
-//
-// A prefix length out of range, an invalid trusted prefix or an empty
-// header name is bad configuration: [New] (through [WithKeyFunc] or
-// [Policy].Key) reports it, and the KeyFunc fails every request with it.
-func KeyByIP(opts ...IPOption) KeyFunc {
-	c, err := newIPConfig(opts)
-	if err != nil {
-		return badKeyFunc(fmt.Errorf("ratelimit: KeyByIP: %s", err))
-	}
-	return func(r *http.Request) (string, error) {
-		addr, ok := c.clientAddr(r)
-		if !ok {
-			return UnknownAddrKey, nil
-		}
-		return c.key(addr), nil
-	}
-}
-
-// newIPConfig returns the configuration of opts, or what is wrong with it.
-func newIPConfig(opts []IPOption) (ipConfig, error) {
-	c := ipConfig{header: "X-Forwarded-For", kind: listHeader, v4Bits: 32, v6Bits: 64}
+// newConfig returns the configuration of opts, or what is wrong with it.
+func newConfig(opts []Option) (config, error) {
+	c := config{header: "X-Forwarded-For", kind: listHeader, v4Bits: 32, v6Bits: 64}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -158,14 +133,14 @@ func newIPConfig(opts []IPOption) (ipConfig, error) {
 		return c, fmt.Errorf("prefix lengths /%d (IPv4) and /%d (IPv6) out of range", c.v4Bits, c.v6Bits)
 	}
 	if c.header == "" || slices.ContainsFunc(c.trusted, func(p netip.Prefix) bool { return !p.IsValid() }) {
-		return c, errors.New(`an invalid trusted prefix or ClientIPHeader("")`)
+		return c, errors.New(`an invalid trusted prefix or clientip.Header("")`)
 	}
 	return c, nil
 }
 
 // clientAddr returns the client's address, following trusted proxies, or
 // false if it cannot be known.
-func (c *ipConfig) clientAddr(r *http.Request) (netip.Addr, bool) {
+func (c *config) clientAddr(r *http.Request) (netip.Addr, bool) {
 	header := func() []string { return r.Header[c.header] }
 	if c.trustUnix && overUnixSocket(r) { // no address to parse: a failed parse allocates
 		return c.resolve(netip.Addr{}, false, true, header)
@@ -178,7 +153,7 @@ func (c *ipConfig) clientAddr(r *http.Request) (netip.Addr, bool) {
 // remote is an address), over a unix socket if unix, following trusted
 // proxies through the lines of the header that header returns (read only
 // for a trusted connection); false if it cannot be known.
-func (c *ipConfig) resolve(remote netip.Addr, ok, unix bool, header func() []string) (netip.Addr, bool) {
+func (c *config) resolve(remote netip.Addr, ok, unix bool, header func() []string) (netip.Addr, bool) {
 	var proxy netip.Addr // the trusted connection; invalid for a unix socket
 	if !c.trustUnix || !unix {
 		if !ok || !c.isTrusted(remote) {
@@ -210,7 +185,7 @@ func overUnixSocket(r *http.Request) bool {
 // in a trusted prefix. proxy is the trusted connection (invalid for a unix
 // socket). A hop that is not an address ends the walk at the trusted hop
 // to its right; more than maxHops trusted hops end it at no address.
-func (c *ipConfig) rightmostUntrusted(proxy netip.Addr, lines []string) (netip.Addr, bool) {
+func (c *config) rightmostUntrusted(proxy netip.Addr, lines []string) (netip.Addr, bool) {
 	parse := parseHop
 	if c.kind == forwardedHeader {
 		parse = forwardedFor
@@ -236,7 +211,7 @@ func (c *ipConfig) rightmostUntrusted(proxy netip.Addr, lines []string) (netip.A
 	return last, last.IsValid()
 }
 
-func (c *ipConfig) isTrusted(a netip.Addr) bool {
+func (c *config) isTrusted(a netip.Addr) bool {
 	for _, p := range c.trusted {
 		if p.Contains(a) {
 			return true
@@ -245,7 +220,7 @@ func (c *ipConfig) isTrusted(a netip.Addr) bool {
 	return false
 }
 
-func (c *ipConfig) key(a netip.Addr) string {
+func (c *config) key(a netip.Addr) string {
 	a = embeddedIPv4(a)
 	bits, full := c.v6Bits, 128
 	if a.Is4() {
