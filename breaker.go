@@ -1,18 +1,12 @@
 package ratelimit
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 )
-
-// ErrBreakerOpen is the error of a decision that was not sent to the store
-// because its [Breaker] is open: the failure policy answered instead. The
-// errors that wrap it also wrap the store failure that opened the breaker.
-var ErrBreakerOpen = errors.New("ratelimit: store failing, breaker open")
 
 // BreakerState is the state of a [Breaker].
 type BreakerState int32

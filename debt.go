@@ -1,8 +1,9 @@
 package ratelimit
 
 import (
-	"github.com/ratelimit-go/ratelimit/internal/shardmap"
 	"sync/atomic"
+
+	"github.com/ratelimit-go/ratelimit/internal/shardmap"
 )
 
 // debtLedger remembers, per key, the tokens the fallback store admitted

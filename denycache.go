@@ -2,8 +2,9 @@ package ratelimit
 
 import (
 	"fmt"
-	"github.com/ratelimit-go/ratelimit/internal/shardmap"
 	"time"
+
+	"github.com/ratelimit-go/ratelimit/internal/shardmap"
 )
 
 // defaultDenyCacheKeys is the number of denied keys a limiter on a store

@@ -3,7 +3,6 @@ package ratelimit
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -13,15 +12,28 @@ import (
 	"github.com/ratelimit-go/ratelimit/clientip"
 )
 
+// Bounds of keys.
+const (
+	// MaxKeyLen is the longest client key that reaches a store as it is, after
+	// the limiter's namespace; a longer one is replaced by "sha256:" and its
+	// hash, so that attacker-chosen headers cannot grow memory or Redis keys
+	// without bound. Keys from headers or the context are hashed whatever
+	// their length (see [WithKeySecret]).
+	MaxKeyLen = 128
+	// MinKeySecretLen is the shortest secret [WithKeySecret] takes: 16 bytes,
+	// 128 bits.
+	MinKeySecretLen = 16
+	// UnmatchedRouteKey is the key [KeyByRoute] gives every request that no
+	// http.ServeMux pattern matched, such as any request to a limiter that
+	// wraps the whole mux: they share one budget, whatever their path.
+	UnmatchedRouteKey = "route:unmatched"
+)
+
 // KeyFunc returns the key a request is limited under: a client address, an
 // API key, a user, a route, or several of them composed. A KeyFunc that
 // fails never reaches the store: the request is answered with a client
 // error (see [MissingKeyError]).
 type KeyFunc func(r *http.Request) (string, error)
-
-// ErrMissingKey is wrapped by the errors of the extractors of this package
-// when a request lacks what they key on.
-var ErrMissingKey = errors.New("ratelimit: missing key")
 
 // MissingKeyError reports a request without what a KeyFunc keys on. The
 // limiter answers it with Status and the text "missing " + What, which
@@ -36,13 +48,6 @@ func (e *MissingKeyError) Error() string { return "ratelimit: missing " + e.What
 
 // Is makes errors.Is(err, ErrMissingKey) true.
 func (e *MissingKeyError) Is(target error) bool { return target == ErrMissingKey }
-
-// MaxKeyLen is the longest client key that reaches a store as it is, after
-// the limiter's namespace; a longer one is replaced by "sha256:" and its
-// hash, so that attacker-chosen headers cannot grow memory or Redis keys
-// without bound. Keys from headers or the context are hashed whatever
-// their length (see [WithKeySecret]).
-const MaxKeyLen = 128
 
 // boundKey returns key, or its hash if it is longer than MaxKeyLen.
 func boundKey(key string) string {
@@ -147,11 +152,6 @@ func namedValue(v reflect.Value) string {
 	}
 	return ""
 }
-
-// UnmatchedRouteKey is the key [KeyByRoute] gives every request that no
-// http.ServeMux pattern matched, such as any request to a limiter that
-// wraps the whole mux: they share one budget, whatever their path.
-const UnmatchedRouteKey = "route:unmatched"
 
 // KeyByRoute keys requests by the http.ServeMux pattern that matched them:
 // "route:GET /items/{id}" for every /items/ id, so that all clients share

@@ -5,10 +5,6 @@ import (
 	"errors"
 )
 
-// MinKeySecretLen is the shortest secret [WithKeySecret] takes: 16 bytes,
-// 128 bits.
-const MinKeySecretLen = 16
-
 // WithKeySecret sets the secret of the keyed hash (HMAC-SHA256) under which
 // keys that come from the request reach the store: a header such as an
 // API key ([KeyByHeader]), the context ([KeyByContext]) or your own

@@ -282,12 +282,6 @@ func validName(s string) bool {
 	return true
 }
 
-// ErrBadConfig is wrapped by the errors of a configuration that cannot
-// work, such as KeyByIP given a prefix length out of range: [New] reports
-// them, and a key function so configured fails every request with one
-// (answered 500, told to the error handler).
-var ErrBadConfig = errors.New("ratelimit: bad configuration")
-
 // configError is the error prefix+err's message, with the "ratelimit: "
 // that err's message holds dropped, so that the message names the package
 // once ("ratelimit: New: invalid limit: ...", not "ratelimit: New:

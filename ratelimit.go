@@ -61,10 +61,6 @@ const (
 	SlidingLog
 )
 
-// MaxSlidingLogRate is the largest Rate a [SlidingLog] limit accepts; the log
-// of one key holds at most Rate timestamps.
-const MaxSlidingLogRate = 10_000
-
 // Bounds of a valid [Limit], far beyond any real policy, so that every store
 // decides every valid Limit identically, with exact integers (below 2^53,
 // as Redis's Lua numbers need) and durations that never overflow.
@@ -77,6 +73,9 @@ const (
 	// MaxPeriod is the longest Period, and the longest a token bucket may
 	// take to fill from empty (Burst·Period/Rate): 100 years of 365 days.
 	MaxPeriod = 100 * 365 * 24 * time.Hour
+	// MaxSlidingLogRate is the largest Rate a [SlidingLog] limit accepts; the log
+	// of one key holds at most Rate timestamps.
+	MaxSlidingLogRate = 10_000
 )
 
 var algorithmNames = [...]string{"token bucket", "fixed window", "sliding window", "sliding log"}

@@ -8,7 +8,6 @@ package ratelimit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -44,9 +43,6 @@ type Refunder interface {
 	// [ValidateRefund].
 	RefundN(ctx context.Context, key string, limit Limit, n int, age time.Duration) (Result, error)
 }
-
-// ErrInvalidAge reports a negative age of a refund's take.
-var ErrInvalidAge = errors.New("ratelimit: negative refund age")
 
 // ValidateRefund checks the arguments of [Refunder.RefundN]: those of
 // [ValidateCall] and an age that is not negative.

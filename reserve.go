@@ -6,7 +6,6 @@ package ratelimit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -56,13 +55,6 @@ type Reserver interface {
 	// instant has passed, or for r not booked.
 	CancelReservation(ctx context.Context, key string, limit Limit, r Reservation) error
 }
-
-// ErrNotTokenBucket reports a reservation under a limit that is not a
-// [TokenBucket]: only a token bucket can book the future.
-var ErrNotTokenBucket = errors.New("ratelimit: reservations need a token bucket")
-
-// ErrInvalidWait reports a negative bound on a reservation's wait.
-var ErrInvalidWait = errors.New("ratelimit: negative wait bound")
 
 // ValidateReserve checks the arguments of [Reserver.ReserveN]: those of
 // [ValidateCall], a [TokenBucket] limit and a maxWait that is not negative.

@@ -2,7 +2,6 @@ package ratelimit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 )
@@ -14,10 +13,6 @@ type Resetter interface {
 	// seen. Arguments are checked as by [ValidateCall] (with n = 0).
 	Reset(ctx context.Context, key string, limit Limit) error
 }
-
-// ErrNoReset is returned by [Limiter.Reset] on a store that does not
-// implement [Resetter].
-var ErrNoReset = errors.New("ratelimit: the store cannot reset a key (see Resetter)")
 
 // Reset makes key's budget full again under every policy of the limiter,
 // at once, for support ("unblock this customer"): in the store, with the

@@ -2,20 +2,8 @@ package ratelimit
 
 import (
 	"context"
-	"errors"
 	"sync/atomic"
 )
-
-// ErrNotSent reports a decision that a store held in a queue and never
-// sent, because its time budget ended first or the queue was full: the
-// store is busy, not failing. The failure policy answers the request, but
-// the [Breaker] does not count it against the store (load shedding): a
-// flood that queues decisions behind a slow store fails only the decisions
-// that could not be sent, and never switches the limits off for everyone.
-// A decision that was sent and not answered in time is a failure
-// ([ErrTimeout]). Errors of the limiter that wrap ErrNotSent also wrap
-// ErrTimeout.
-var ErrNotSent = errors.New("ratelimit: not sent to the store within its time budget")
 
 // The states of a decision on its way to a store within a budget.
 const (

@@ -26,28 +26,6 @@ type Store interface {
 	AllowN(ctx context.Context, key string, limit Limit, n int) (Result, error)
 }
 
-// Errors returned by stores and by [Limit.Validate], wrapped with detail;
-// test for them with errors.Is.
-var (
-	// ErrInvalidLimit reports a Limit that cannot be enforced.
-	ErrInvalidLimit = errors.New("ratelimit: invalid limit")
-	// ErrInvalidCost reports a negative cost n.
-	ErrInvalidCost = errors.New("ratelimit: invalid cost")
-	// ErrCostExceedsCapacity reports a cost above Limit.Capacity(): such a
-	// request could never pass, so it is refused instead of waiting forever.
-	ErrCostExceedsCapacity = errors.New("ratelimit: cost exceeds capacity")
-	// ErrEmptyKey reports an empty key.
-	ErrEmptyKey = errors.New("ratelimit: empty key")
-	// ErrMisconfiguredStore is wrapped by a store's errors that no retry
-	// can cure, only a change of configuration: a Redis Cluster node behind
-	// a single-node client (MOVED), a read-only replica, a refused
-	// authentication, a key holding data of another kind. A limiter treats
-	// them as store failures (the failure policy answers, the breaker
-	// counts them) and logs them apart, at most once a second, as what to
-	// fix.
-	ErrMisconfiguredStore = errors.New("ratelimit: store misconfigured")
-)
-
 // ValidateCall checks the arguments of [Store.AllowN], so that every store
 // refuses the same calls with the same errors.
 func ValidateCall(key string, limit Limit, n int) error {
@@ -105,9 +83,6 @@ type MultiStore interface {
 	AllowAll(ctx context.Context, takes []Take, results []Result) error
 }
 
-// ErrDuplicateKey reports two takes of one AllowAll call with the same key.
-var ErrDuplicateKey = errors.New("ratelimit: AllowAll: keys must be distinct")
-
 // ValidateTakes checks the arguments of [MultiStore.AllowAll]: one result
 // per take, each take valid as by [ValidateCall], and no key twice (an
 // error that names the takes, not the key, which may be a client's data).
@@ -140,11 +115,6 @@ func ValidateTakes(takes []Take, results []Result) error {
 	}
 	return nil
 }
-
-// ErrCrossSlot is returned by a MultiStore that cannot decide the keys of
-// one call atomically, such as Redis Cluster keys in different slots;
-// [AllowAll] then decides them one by one.
-var ErrCrossSlot = errors.New("ratelimit: keys cannot be decided in one atomic step")
 
 // AllowAll decides several takes as one: the request passes only if every
 // take is allowed, and a denied request takes nothing from any of them. A

@@ -16,12 +16,6 @@ import (
 // [Breaker] opens, nothing).
 const defaultTimeout = 100 * time.Millisecond
 
-// ErrTimeout reports a store that did not answer within the limiter's time
-// budget (see [WithTimeout]). It is a store failure: the failure policy
-// answers the request. Errors that wrap it also wrap
-// context.DeadlineExceeded.
-var ErrTimeout = errors.New("ratelimit: store did not answer in time")
-
 // WithTimeout sets the time budget of each decision: a store that has not
 // answered after d is a failure ([ErrTimeout]) and the failure policy
 // answers the request (fail open, [WithFailClosed] or [WithFallback]). The
