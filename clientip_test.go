@@ -278,10 +278,11 @@ func TestKeyByIPLongChains(t *testing.T) {
 	}
 }
 
-// TestKeyByIPReportsBadOptionsAtNew: bad options are an error of New,
-// through WithKeyFunc or a policy's Key, never a panic; composed where New
-// cannot see them, the KeyFunc fails every request (answered 500).
-func TestKeyByIPReportsBadOptionsAtNew(t *testing.T) {
+// TestKeyByIPBadOptionsFailEveryRequest: a KeyFunc of bad options fails
+// every request with an ErrBadConfig (answered 500, told to the error
+// handler), through WithKeyFunc, a policy's Key or composed, never a
+// panic; clientip.New reports the same options at start-up.
+func TestKeyByIPBadOptionsFailEveryRequest(t *testing.T) {
 	tests := []struct {
 		name string
 		opts []clientip.Option
@@ -295,25 +296,28 @@ func TestKeyByIPReportsBadOptionsAtNew(t *testing.T) {
 	defer store.Close()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if _, err := clientip.New(tt.opts...); err == nil {
+				t.Error("clientip.New: no error")
+			}
 			key := ratelimit.KeyByIP(tt.opts...)
-			if _, err := ratelimit.New(store, ratelimit.PerMinute(1), ratelimit.WithKeyFunc(key)); !errors.Is(err, ratelimit.ErrBadConfig) {
-				t.Errorf("New with WithKeyFunc: %v, want an ErrBadConfig", err)
+			if _, err := key(ipRequest("192.0.2.1:1")); !errors.Is(err, ratelimit.ErrBadConfig) || strings.Count(err.Error(), "ratelimit: ") != 1 {
+				t.Errorf("the KeyFunc's error %v, want an ErrBadConfig that names the package once", err)
 			}
-			if _, err := ratelimit.New(store, ratelimit.PerMinute(1), ratelimit.WithPolicy(ratelimit.Policy{Name: "p", Limit: ratelimit.PerMinute(1), Key: key})); !errors.Is(err, ratelimit.ErrBadConfig) {
-				t.Errorf("New with a policy's Key: %v, want an ErrBadConfig", err)
-			}
-			if _, err := key(ipRequest("192.0.2.1:1")); !errors.Is(err, ratelimit.ErrBadConfig) {
-				t.Errorf("the KeyFunc's error %v, want an ErrBadConfig", err)
-			}
-			var told error
-			l, err := ratelimit.New(store, ratelimit.PerMinute(1), ratelimit.WithKeyFunc(ratelimit.Compose(ratelimit.KeyByRoute(), key)),
-				ratelimit.WithErrorHandler(func(_ *http.Request, err error) { told = err }))
-			if err != nil {
-				t.Fatal(err)
-			}
-			w := httptest.NewRecorder()
-			if l.Admit(w, ipRequest("192.0.2.1:1")) || w.Code != http.StatusInternalServerError || !errors.Is(told, ratelimit.ErrBadConfig) {
-				t.Errorf("a composed bad KeyFunc: status %d, error handler told %v; want 500 and an ErrBadConfig", w.Code, told)
+			for _, opt := range []ratelimit.Option{
+				ratelimit.WithKeyFunc(key),
+				ratelimit.WithPolicy(ratelimit.Policy{Name: "p", Limit: ratelimit.PerMinute(1), Key: key}),
+				ratelimit.WithKeyFunc(ratelimit.Compose(ratelimit.KeyByRoute(), key)),
+			} {
+				var told error
+				l, err := ratelimit.New(store, ratelimit.PerMinute(1), opt, ratelimit.WithPlainKeys(),
+					ratelimit.WithErrorHandler(func(_ *http.Request, err error) { told = err }))
+				if err != nil {
+					t.Fatal(err)
+				}
+				w := httptest.NewRecorder()
+				if l.Admit(w, ipRequest("192.0.2.1:1")) || w.Code != http.StatusInternalServerError || !errors.Is(told, ratelimit.ErrBadConfig) {
+					t.Errorf("status %d, error handler told %v; want 500 and an ErrBadConfig", w.Code, told)
+				}
 			}
 		})
 	}

@@ -2,12 +2,10 @@ package ratelimit_test
 
 import (
 	"errors"
-	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/ratelimit-go/ratelimit"
-	"github.com/ratelimit-go/ratelimit/clientip"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
@@ -29,11 +27,6 @@ func TestConfigErrorsSayRatelimitOnce(t *testing.T) {
 			`ratelimit: WithPolicy("x"): invalid limit: rate 0 must be positive`, ratelimit.ErrInvalidLimit},
 		{"a plan of an invalid limit", ratelimit.PerMinute(1), []ratelimit.Option{ratelimit.WithPolicy(ratelimit.Policy{Name: "x", Plans: []ratelimit.Plan{{Name: "a"}}})},
 			`ratelimit: WithPolicy("x"): plan "a": invalid limit: rate 0 must be positive`, ratelimit.ErrInvalidLimit},
-		{"a key function given a bad prefix length", ratelimit.PerMinute(1), []ratelimit.Option{ratelimit.WithKeyFunc(ratelimit.KeyByIP(clientip.GroupIPv6ByPrefix(200)))},
-			"ratelimit: bad configuration: KeyByIP: prefix lengths /32 (IPv4) and /200 (IPv6) out of range", ratelimit.ErrBadConfig},
-		{"a policy key given a bad trusted prefix", ratelimit.PerMinute(1), []ratelimit.Option{ratelimit.WithPolicy(ratelimit.Policy{Name: "p", Limit: ratelimit.PerMinute(1),
-			Key: ratelimit.KeyByIP(clientip.TrustProxies(netip.Prefix{}))})},
-			`ratelimit: WithPolicy("p"): bad configuration: KeyByIP: an invalid trusted prefix or clientip.Header("")`, ratelimit.ErrBadConfig},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ratelimit.New(store, tt.limit, tt.opts...)

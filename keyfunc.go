@@ -71,11 +71,12 @@ func boundKey(key string) string {
 // is present lets clients choose their key, as chi's middleware.RealIP
 // warns and "The perils of the 'real' client IP" explains
 // (https://adam-p.ca/blog/2022/03/x-forwarded-for/). An address it cannot
-// know falls into the one shared budget [clientip.UnknownKey]. It never fails.
+// know falls into the one shared budget [clientip.UnknownKey].
 //
 // A prefix length out of range, an invalid trusted prefix or an empty
-// header name is bad configuration: [New] (through [WithKeyFunc] or
-// [Policy].Key) reports it, and the KeyFunc fails every request with it.
+// header name is bad configuration: the KeyFunc fails every request with
+// an error wrapping [ErrBadConfig] (answered 500, told to the error
+// handler). [clientip.New] reports the same options at start-up.
 func KeyByIP(opts ...clientip.Option) KeyFunc {
 	k, err := clientip.New(opts...)
 	if err != nil {

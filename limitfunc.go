@@ -9,21 +9,6 @@ import (
 	"sync/atomic"
 )
 
-// A Policy's LimitFunc returns its limit per request, for limits that live
-// in a database (a customer's contract): it is called on every request
-// with the request's context (or AllowN's), and should answer from memory
-// (a cache the app keeps fresh). The limit is checked like any other; an
-// invalid one, or an error, is the request's error (answered 500, told to
-// the error handler), never a silent default. Headers describe the limit
-// returned, and RateLimit-Policy lists every policy of the limiter with
-// the limits of the request. Metrics label by the
-// policy only: limits are not a bounded set. A key keeps one budget when
-// its limit changes, as across [Plan]s, and so the limits a LimitFunc
-// returns must all be of the policy's [Policy.Algorithm] (TokenBucket
-// unless set): a limit of another is the request's error. The header
-// values of up to maxFuncLimits distinct limits are kept (funcvalues.go),
-// so that many distinct limits cost a request no more than a few.
-
 // funcLimit returns the limit of a LimitFunc policy for ctx.
 func (pol *policy) funcLimit(ctx context.Context) (Limit, int, error) {
 	l, err := pol.limitFunc(ctx)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"reflect"
 	"strings"
 	"time"
 )
@@ -134,9 +133,6 @@ func WithKeyFunc(f KeyFunc) Option {
 		c.given.add(optKeyFunc)
 		if f == nil {
 			return errors.New("ratelimit: WithKeyFunc(nil)")
-		}
-		if err := keyFuncError(f); err != nil {
-			return err
 		}
 		c.keyFunc, c.ownKeys, c.keyFuncSet = f, true, true
 		return nil
@@ -302,25 +298,8 @@ func (e *wrappedError) Error() string   { return e.msg }
 func (e *wrappedError) Unwrap() []error { return e.errs }
 
 // badKeyFunc is the KeyFunc of an extractor given bad options: it fails
-// every request with err, and New reports err when given it. It is never
-// inlined, so that every such KeyFunc shares one code pointer.
-//
-//go:noinline
+// every request with err.
 func badKeyFunc(err error) KeyFunc {
-	if err != nil { // nil only for badKeyFuncCode
-		err = configError("ratelimit: bad configuration: ", err, ErrBadConfig)
-	}
+	err = configError("ratelimit: bad configuration: ", err, ErrBadConfig)
 	return func(*http.Request) (string, error) { return "", err }
-}
-
-var badKeyFuncCode = reflect.ValueOf(badKeyFunc(nil)).Pointer()
-
-// keyFuncError returns the configuration error of a KeyFunc that
-// badKeyFunc made, and nil for any other.
-func keyFuncError(f KeyFunc) error {
-	if f == nil || reflect.ValueOf(f).Pointer() != badKeyFuncCode {
-		return nil
-	}
-	_, err := f(nil)
-	return err
 }

@@ -26,8 +26,17 @@ type Policy struct {
 	// its context names ([ContextWithPlan]); see [Plan].
 	Plans []Plan
 	// LimitFunc, if set, returns the policy's limit per request, for limits
-	// that live in a database (Limit and Plans must then be zero); see
-	// [Policy.LimitFunc]'s notes in limitfunc.go.
+	// that live in a database, such as a customer's contract (Limit and
+	// Plans must then be zero). It is called on every request with the
+	// request's context (or AllowN's), and should answer from memory (a
+	// cache the app keeps fresh). The limit is checked like any other; an
+	// invalid one, or an error, is the request's error (answered 500, told
+	// to the error handler), never a silent default. Headers describe the
+	// limit returned, and RateLimit-Policy lists every policy with the
+	// limits of the request; metrics label by the policy only. A key keeps
+	// one budget when its limit changes, so every limit it returns must be
+	// of the policy's Algorithm. The header values of many distinct limits
+	// are kept, so that they cost a request no more than a few.
 	LimitFunc func(ctx context.Context) (Limit, error)
 	// Algorithm is, with a LimitFunc, the algorithm of every limit it
 	// returns: TokenBucket (the zero value) by default. A limit of another
@@ -63,9 +72,6 @@ func WithPolicy(p Policy) Option {
 				return configError(fmt.Sprintf("ratelimit: WithPolicy(%q): ", p.Name), err)
 			}
 		} else if err := p.Limit.Validate(); err != nil {
-			return configError(fmt.Sprintf("ratelimit: WithPolicy(%q): ", p.Name), err)
-		}
-		if err := keyFuncError(p.Key); err != nil {
 			return configError(fmt.Sprintf("ratelimit: WithPolicy(%q): ", p.Name), err)
 		}
 		for _, q := range c.policies {
