@@ -117,7 +117,7 @@ func (l *Limiter) fallBack(ctx context.Context, p *pass, err error, latency time
 		return outcome{end: undecided, err: err, source: FromFailurePolicy, latency: latency}
 	}
 	for i, t := range p.takes {
-		p.shared[i] = Take{Key: t.Key, Limit: share(t.Limit, l.instances), N: p.n}
+		p.shared[i] = Take{Key: t.Key, Limit: share(t.Limit, l.instances), N: p.cost(i)}
 	}
 	var ferr error
 	if i, ok := l.beyondShare(p.shared); ok {
@@ -128,7 +128,7 @@ func (l *Limiter) fallBack(ctx context.Context, p *pass, err error, latency time
 			p.results[j] = Result{Allowed: true, Limit: t.Limit}
 		}
 		t := p.takes[i]
-		p.results[i] = Result{Limit: t.Limit, RetryAfter: max(t.Limit.refillTime(p.n, roundUp), time.Second)}
+		p.results[i] = Result{Limit: t.Limit, RetryAfter: max(t.Limit.refillTime(p.cost(i), roundUp), time.Second)}
 	} else if len(p.shared) == 1 {
 		t := p.shared[0]
 		p.results[0], ferr = l.fallback.AllowN(ctx, t.Key, t.Limit, t.N)
@@ -144,7 +144,7 @@ func (l *Limiter) fallBack(ctx context.Context, p *pass, err error, latency time
 	o := l.summarize(p, outcome{source: FromFallback, err: err, latency: latency})
 	if l.debts != nil && o.res.Allowed {
 		for _, t := range p.shared {
-			l.debts.add(t.Key, p.n, t.Limit.Capacity()) // the store is charged once it answers
+			l.debts.add(t.Key, t.N, t.Limit.Capacity()) // the store is charged once it answers
 		}
 	}
 	return o
@@ -201,6 +201,15 @@ func share(limit Limit, instances int) Limit {
 	limit.Rate, limit.Burst = 1, 0
 	limit.Period = min(limit.Period, MaxPeriod/stretch) * stretch
 	return limit
+}
+
+// cost is the cost of p's take i without its debts: the request's, or
+// the take's own (takes.go).
+func (p *pass) cost(i int) int {
+	if p.own {
+		return p.takes[i].N - p.owed[i]
+	}
+	return p.n
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

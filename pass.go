@@ -63,6 +63,7 @@ type pass struct {
 	plan    string        // the plan the request's context names, with plans
 	sent    time.Time     // when the store call was sent, to settle it (settle.go)
 	adm     Admission     // the request's, while it is settled after its handler (settle.go)
+	own     bool          // the takes are the caller's, each with its own cost (takes.go)
 }
 
 // op is what a pass asks of the store for its takes.
@@ -74,6 +75,7 @@ const (
 	charge           // take the cost even past the budget, as a bounded debt (charge.go)
 	refund           // give back the cost that the pass took p.sent ago (settle.go)
 	reset            // make the keys' budgets full again (reset.go)
+	each             // take each take on its own, a denied window filled (takes.go)
 )
 
 var passes = sync.Pool{New: func() any { return new(pass) }}
@@ -87,7 +89,7 @@ func (l *Limiter) getPass() *pass {
 	p.all, p.allRes = sized(p.all, m), sized(p.allRes, m)
 	p.takes, p.results = p.all[:n], p.allRes[:n]
 	p.shared, p.owed = sized(p.shared, n), sized(p.owed, n)
-	p.op, p.maxWait = take, 0
+	p.op, p.maxWait, p.own = take, 0, false
 	return p
 }
 

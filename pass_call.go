@@ -17,6 +17,8 @@ func (l *Limiter) call(ctx context.Context, p *pass) error {
 		return l.giveBack(ctx, p) // settle.go
 	case reset:
 		return l.resetAll(ctx, p) // reset.go
+	case each:
+		return l.takeEach(ctx, p) // takes.go
 	}
 	if len(p.all) == 1 {
 		t := &p.all[0]

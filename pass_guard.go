@@ -15,6 +15,10 @@ func (l *Limiter) setCost(n int, p *pass) error {
 	if p.op == refund || p.op == reset {
 		return nil // the cost and the takes are the pass's own, as taken
 	}
+	if p.own { // each take's cost is its own, checked by AllowTakes (takes.go)
+		p.booking = Reservation{}
+		return nil
+	}
 	if p.op == charge {
 		if n < 0 {
 			return fmt.Errorf("%w: n = %d is negative", ErrInvalidCost, n)
