@@ -25,8 +25,8 @@ var ErrConfig = errors.New("ratelimit: rls: bad configuration")
 
 // File is one descriptor file to load: its name, for errors, and content.
 type File struct {
-	Name string
-	Data []byte
+	Name string // the file's path, as errors name it
+	Data []byte // the file's YAML
 }
 
 // Config is a loaded set of descriptor files, read-only once made: the

@@ -13,14 +13,14 @@ import (
 // Rule is the limit of one descriptor: the reference's rate_limit, and
 // the library's Limit that enforces it.
 type Rule struct {
-	Name            string
-	Replaces        []string
-	RequestsPerUnit uint32
-	Unit            pb.RateLimitResponse_RateLimit_Unit
-	UnitMultiplier  uint32 // 1 unless the file says more
-	Unlimited       bool
-	ShadowMode      bool
-	QuotaMode       bool
+	Name            string                              // rate_limit.name, which replaces names
+	Replaces        []string                            // the names of the rules this one replaces
+	RequestsPerUnit uint32                              // the budget of one window
+	Unit            pb.RateLimitResponse_RateLimit_Unit // the window's unit
+	UnitMultiplier  uint32                              // units per window: 1 unless the file says more
+	Unlimited       bool                                // never limited
+	ShadowMode      bool                                // decided and counted, but never refuses
+	QuotaMode       bool                                // over its limit, the descriptor answers OK
 	// Limit enforces the rule; the zero Limit when RequestsPerUnit is 0,
 	// a rule that refuses every hit.
 	Limit ratelimit.Limit

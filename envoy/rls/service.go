@@ -327,7 +327,7 @@ func untilReset(l ratelimit.Limit, res ratelimit.Result, now time.Time) time.Dur
 	case l.Calendar != ratelimit.NoCalendar:
 		t := now.In(l.Zone)
 		next := time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, l.Zone)
-		if l.Calendar == ratelimit.Month {
+		if l.Calendar == ratelimit.CalendarMonth {
 			next = time.Date(t.Year(), t.Month()+1, 1, 0, 0, 0, 0, l.Zone)
 		}
 		return ceilSeconds(next.Sub(now))
