@@ -1,8 +1,6 @@
 package ratelimit
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -41,15 +39,6 @@ func (e *MissingKeyError) Is(target error) bool { return target == ErrMissingKey
 // without bound. Keys from headers or the context are hashed whatever
 // their length (see [WithKeySecret]).
 const MaxKeyLen = 128
-
-// boundKey returns key, or its hash if it is longer than MaxKeyLen.
-func boundKey(key string) string {
-	if len(key) <= MaxKeyLen {
-		return key
-	}
-	sum := sha256.Sum256([]byte(key))
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
 
 // KeyByHeader keys requests by the value of a header, such as an API key:
 // KeyByHeader("X-API-Key") gives "x-api-key:" + the value, which reaches
