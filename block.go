@@ -45,15 +45,15 @@ func blockLimit(d time.Duration) Limit {
 // blockKey is the store key of the block of client key raw under the
 // policy: its client part in the namespace of the policy's blocks.
 func (p *policy) blockKey(raw string) (string, error) {
-	_, full, err := p.blocks.storeKey(raw, p.blockParts)
-	return full, err
+	return p.blocks.storeKey(raw, p.blockParts)
 }
 
-func (p *policy) blockParts(raw string) (client, full string, err error) {
-	if client, err = p.space.client(raw); err != nil {
-		return "", "", err
+func (p *policy) blockParts(raw string) (string, error) {
+	client, err := p.space.client(raw)
+	if err != nil {
+		return "", err
 	}
-	return client, p.prefix[:len(p.prefix)-1] + "!/" + client, nil
+	return p.prefix[:len(p.prefix)-1] + "!/" + client, nil
 }
 
 // fillBlock makes p's take of policy i's block for the client key: a

@@ -94,8 +94,11 @@ func (g *guard) answeredWithinBudget() bool {
 // goes to late, on a goroutine other than the caller's (the call's own,
 // when the answer comes after the wait). late may be nil.
 func withinOr[T any](ctx context.Context, b *budget, call func(context.Context) (T, error), late func(T, error)) (T, error) {
-	if b == nil {
+	switch {
+	case b == nil || b.mode == unbounded:
 		return call(ctx)
+	case b.mode == byDeadline:
+		return byDeadlineOr(ctx, b, call, late) // deadline.go
 	}
 	mark := new(sendMark)
 	ctx = context.WithValue(ctx, sendMarkKey{}, mark)

@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -12,14 +13,24 @@ import (
 
 // TestWithinOrGivesBackWhatItDoesNotReturn: an answer within returns is
 // the caller's; every other (late, or moot because the caller's context
-// ended) goes to late exactly once, on another goroutine.
+// ended) goes to late exactly once, on another goroutine. A call on a
+// goroutine of its own and a call by deadline, on the caller's, end alike.
 func TestWithinOrGivesBackWhatItDoesNotReturn(t *testing.T) {
+	for _, mode := range []callMode{onGoroutine, byDeadline} {
+		t.Run(map[callMode]string{onGoroutine: "on a goroutine", byDeadline: "by deadline"}[mode], func(t *testing.T) {
+			testWithinOr(t, mode)
+		})
+	}
+}
+
+func testWithinOr(t *testing.T, mode callMode) {
 	errStore := errors.New("store failed")
 	for _, tt := range []struct {
 		name     string
 		answerAt time.Duration // when the call answers
 		err      error         // what it answers with
 		cancelAt time.Duration // when the caller's context is cancelled; 0: never
+		queued   bool          // the call waits in the store's queue until its context ends
 		wantV    int
 		wantErr  error
 		wantLate []int // the answers late got
@@ -30,6 +41,7 @@ func TestWithinOrGivesBackWhatItDoesNotReturn(t *testing.T) {
 		{name: "a failure after the budget goes to late too", answerAt: time.Second, err: errStore, wantErr: ErrTimeout, wantLate: []int{7}},
 		{name: "an answer after the caller left goes to late", answerAt: 30 * time.Millisecond, cancelAt: 20 * time.Millisecond,
 			wantErr: context.Canceled, wantLate: []int{7}},
+		{name: "a call queued for the whole budget is not sent", queued: true, wantErr: ErrNotSent, wantLate: []int{7}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -40,7 +52,14 @@ func TestWithinOrGivesBackWhatItDoesNotReturn(t *testing.T) {
 				}
 				var mu sync.Mutex
 				var late []int
-				v, err := withinOr(ctx, newBudget(100*time.Millisecond), func(context.Context) (int, error) {
+				b := newBudget(100 * time.Millisecond)
+				b.mode = mode
+				v, err := withinOr(ctx, b, func(ctx context.Context) (int, error) {
+					if tt.queued { // as store/redis's group commit
+						Queued(ctx)
+						<-ctx.Done()
+						return 7, fmt.Errorf("queued: %w: %w", ErrNotSent, ctx.Err())
+					}
 					time.Sleep(tt.answerAt) // the store's time, in the bubble
 					return 7, tt.err
 				}, func(v int, _ error) {

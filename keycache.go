@@ -8,16 +8,27 @@ import (
 // keyCache remembers the store keys of recent request keys, so that a
 // returning client's request neither hashes nor allocates its store key
 // again: a direct-mapped table of immutable entries, read and replaced
-// without locks. A miss costs what no cache would, plus one small entry.
+// without locks. A key is cached when it comes back to its slot before
+// another key missed there: a key seen once, as most are in a flood of
+// new keys, costs what no cache would and evicts nothing, and a returning
+// one costs one small entry, once.
 //
 // An entry holds a request key's 128-bit hash (two maphash sums under
-// random seeds), never the key itself, and its client part and store key,
-// at most about 130 and 200 bytes (a namespace and a bounded client part):
-// the cache holds at most keyCacheSize of them, about 1.5 MB, whatever the
-// keys' sizes.
+// random seeds), never the key itself, and its store key, at most about
+// 200 bytes (a namespace and a bounded client part): the cache holds at
+// most keyCacheSize of them, about 1 MB, whatever the keys' sizes.
 type keyCache struct {
 	seed1, seed2 maphash.Seed
-	slots        [keyCacheSize]atomic.Pointer[keyEntry]
+	slots        [keyCacheSize]keySlot
+}
+
+// keySlot is a slot of the cache: its entry, that entry's h1 (read before
+// the entry itself, which is seldom in the CPU's cache), and the h1 of the
+// last key that missed there.
+type keySlot struct {
+	entry atomic.Pointer[keyEntry]
+	h1    atomic.Uint64
+	seen  atomic.Uint64
 }
 
 const keyCacheSize = 4096 // a power of two
@@ -28,23 +39,28 @@ func newKeyCache() *keyCache {
 
 type keyEntry struct {
 	h1, h2 uint64 // the request key's hash
-	client string // its client part in the store (see keyspace.go)
-	full   string // its store key under the limiter's own policy
+	full   string // its store key (see keyspace.go)
 }
 
-// storeKey returns the client part and the store key that parts(raw)
-// gives, from the cache when raw was seen recently. An error of parts is
-// returned, and not cached.
-func (c *keyCache) storeKey(raw string, parts func(string) (client, full string, err error)) (client, full string, err error) {
+// storeKey returns the store key that parts(raw) gives, from the cache
+// when raw was seen recently. An error of parts is returned, and not
+// cached. parts must return a string of its own, never a piece of raw,
+// which the cache would keep alive.
+func (c *keyCache) storeKey(raw string, parts func(string) (full string, err error)) (full string, err error) {
 	h1, h2 := maphash.String(c.seed1, raw), maphash.String(c.seed2, raw)
 	slot := &c.slots[h1&(keyCacheSize-1)]
-	if e := slot.Load(); e != nil && e.h1 == h1 && e.h2 == h2 {
-		return e.client, e.full, nil
+	if slot.h1.Load() == h1 {
+		// The entry is checked whole: it may have been replaced since.
+		if e := slot.entry.Load(); e != nil && e.h1 == h1 && e.h2 == h2 {
+			return e.full, nil
+		}
 	}
-	client, full, err = parts(raw)
-	if err != nil {
-		return "", "", err
+	if full, err = parts(raw); err != nil {
+		return "", err
 	}
-	slot.Store(&keyEntry{h1: h1, h2: h2, client: client, full: full})
-	return client, full, nil
+	if slot.seen.Swap(h1) == h1 { // back before another key missed here
+		slot.entry.Store(&keyEntry{h1: h1, h2: h2, full: full})
+		slot.h1.Store(h1)
+	}
+	return full, nil
 }

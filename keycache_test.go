@@ -10,7 +10,7 @@ import (
 // than slots, each answer the one the key's own function gives.
 func TestKeyCacheAnswersEveryKeyWithItsOwn(t *testing.T) {
 	c := newKeyCache()
-	parts := func(raw string) (string, string, error) { return raw, "ns/" + raw, nil }
+	parts := func(raw string) (string, error) { return "ns/" + raw, nil }
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)
@@ -18,7 +18,7 @@ func TestKeyCacheAnswersEveryKeyWithItsOwn(t *testing.T) {
 			defer wg.Done()
 			for i := range 20_000 {
 				raw := fmt.Sprint("k", (i*7+g)%10_000)
-				if client, got, _ := c.storeKey(raw, parts); got != "ns/"+raw || client != raw {
+				if got, _ := c.storeKey(raw, parts); got != "ns/"+raw {
 					t.Errorf("storeKey(%q) = %q", raw, got)
 					return
 				}
@@ -37,5 +37,34 @@ func TestRateLimitValuesAreExactUnderCollisions(t *testing.T) {
 				t.Fatalf("rateLimit(%d, %d) = %q, want %q", r, tt, got, want)
 			}
 		}
+	}
+}
+
+// TestKeyCacheKeepsReturningKeys: a key is cached when it comes back, and
+// a flood of keys seen once neither is cached nor evicts it.
+func TestKeyCacheKeepsReturningKeys(t *testing.T) {
+	c := newKeyCache()
+	made := 0
+	parts := func(raw string) (string, error) { made++; return "ns/" + raw, nil }
+	for i, want := range []int{1, 2, 2, 2} {
+		if got, _ := c.storeKey("returning", parts); got != "ns/returning" || made != want {
+			t.Fatalf("call %d: %q, made %d store keys; want ns/returning and %d", i+1, got, made, want)
+		}
+	}
+	made = 0
+	for i := range 100_000 {
+		c.storeKey(fmt.Sprint("flood-", i), parts)
+	}
+	cached := 0
+	for i := range c.slots {
+		if c.slots[i].entry.Load() != nil {
+			cached++
+		}
+	}
+	if made != 100_000 || cached != 1 {
+		t.Fatalf("made %d store keys and cached %d for 100,000 keys seen once; want 100,000 and only the returning key", made, cached)
+	}
+	if got, _ := c.storeKey("returning", parts); got != "ns/returning" || made != 100_000 {
+		t.Fatal("the flood evicted the returning key")
 	}
 }

@@ -1,8 +1,6 @@
 package ratelimit
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -48,15 +46,6 @@ func (e *MissingKeyError) Error() string { return "ratelimit: missing " + e.What
 
 // Is makes errors.Is(err, ErrMissingKey) true.
 func (e *MissingKeyError) Is(target error) bool { return target == ErrMissingKey }
-
-// boundKey returns key, or its hash if it is longer than MaxKeyLen.
-func boundKey(key string) string {
-	if len(key) <= MaxKeyLen {
-		return key
-	}
-	sum := sha256.Sum256([]byte(key))
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
 
 // KeyByIP keys requests by client address: "ip:203.0.113.7", or for IPv6
 // the /64 network, "ip:2001:db8:1:2::/64". IPv6 addresses that stand for

@@ -18,15 +18,17 @@ import (
 // your other secrets, at least 16 random bytes. Changing it starts every
 // hashed key's budget afresh, once.
 //
-// The default: on a [Local] store, such as store/memory, a random secret
-// per process, since no other process shares its budgets. On any other
-// store there is none: [New] refuses a limiter keyed by a KeyFunc of its
-// own ([WithKeyFunc], a [Policy]'s Key) without WithKeySecret or
-// [WithPlainKeys] ([ErrBadConfig]), and a key given at the call
-// ([Limiter.AllowN], [Limiter.AdmitWithKeyFunc]) that needs the hash is an
-// error (wrapping [ErrBadConfig]; 500 for a request), never sent in plain text.
-// The default KeyFunc, [KeyByIP], needs no secret. The hash costs about a microsecond
-// for a key the limiter has not seen recently, nothing for one it has.
+// The default: on a [Local] store, such as store/memory, none, and no hash:
+// keys stay in the process's memory, as they are (bounded as [MaxKeyLen]
+// says), and an [Observer] with Keys sees them so; give WithKeySecret to
+// hash them there too. On any other store there is none: [New] refuses a
+// limiter keyed by a KeyFunc of its own ([WithKeyFunc], a [Policy]'s Key)
+// without WithKeySecret or [WithPlainKeys] ([ErrBadConfig]), and a key
+// given at the call ([Limiter.AllowN], [Limiter.AdmitWithKeyFunc]) that
+// needs the hash is an error (wrapping [ErrBadConfig]; 500 for a request), never
+// sent in plain text. The default KeyFunc, [KeyByIP], needs no secret. The
+// hash costs about a microsecond for a key the limiter has not seen
+// recently, nothing for one it has.
 func WithKeySecret(secret []byte) Option {
 	return func(c *config) error {
 		c.given.add(optKeySecret)

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"hash"
 	"net/netip"
@@ -31,7 +32,12 @@ import (
 // "route:GET /items/{id}", or several joined with '|'), hashed with SHA-256
 // if longer than MaxKeyLen; any other key (a header, the context, your own
 // KeyFunc) is "h:" and a keyed hash of it, so that secrets such as API keys
-// never reach the store, its logs or its backups.
+// never reach a shared store, its logs or its backups. A [Local] store, in
+// the process's own memory, is given every key as it is, bounded as an
+// address is, unless the limiter is given a secret ([WithKeySecret]): the
+// keyed hash would cost more than the decision. A bounded key is "sha256:"
+// and the hash, and a key that begins with "sha256:" is always hashed, so
+// that no key as it is can take a long key's place.
 
 // errNoKeySecret reports a key given at the call ([Limiter.AllowN],
 // [Limiter.AdmitWithKeyFunc]) that must be hashed (see [WithKeySecret]) on a
@@ -77,13 +83,15 @@ func newKeyspace(ns string, secret []byte, plain bool) keyspace {
 	return k
 }
 
-// client returns the client part of client key raw in the store.
+// client returns the client part of client key raw in the store: raw
+// itself when it is kept as it is, so callers join it to a namespace
+// rather than keep it.
 func (k *keyspace) client(raw string) (string, error) {
 	if k.plain || isPlainKey(raw) {
-		if len(raw) <= MaxKeyLen {
-			return strings.Clone(raw), nil // not a piece of a larger string the cache would pin
+		if len(raw) <= MaxKeyLen && !strings.HasPrefix(raw, boundTag) {
+			return raw, nil
 		}
-		return boundKey(raw), nil
+		return hashKey(raw), nil
 	}
 	if k.mac == nil {
 		return "", errNoKeySecret
@@ -103,7 +111,15 @@ func (k *keyspace) client(raw string) (string, error) {
 	return string(enc[:]), nil
 }
 
+// hashKey is the bound form of a key kept as it is but too long, or that
+// looks like one: boundTag and the hex of its SHA-256.
+func hashKey(raw string) string {
+	sum := sha256.Sum256([]byte(raw))
+	return boundTag + hex.EncodeToString(sum[:])
+}
+
 const (
+	boundTag       = "sha256:"
 	hashedKeyTag   = "h:"
 	hashedKeyBytes = 16 // 128 bits of the HMAC
 	hashedKeyLen   = 22 // their base64url
@@ -180,9 +196,8 @@ func limiterKeyspace(store Store, name string, limit Limit, c *config) keyspace 
 	for _, p := range c.policies {
 		policies.WriteString("; " + p.Name + ": " + p.Limit.String())
 	}
-	secret := c.keySecret
-	if secret == nil && local {
-		secret = localSecret()
-	}
-	return newKeyspace(namespace(name, local, policies.String()), secret, c.plainKeys)
+	// On a Local store, keys as they are unless a secret is given: nothing
+	// outside the process sees them.
+	plain := c.plainKeys || local && c.keySecret == nil
+	return newKeyspace(namespace(name, local, policies.String()), c.keySecret, plain)
 }

@@ -2,6 +2,8 @@ package ratelimit_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -195,20 +197,6 @@ func TestRequestKeysWithoutASecret(t *testing.T) {
 			t.Fatalf("an address key without a secret: %+v %v", res, err)
 		}
 	})
-	t.Run("a Local store hashes under a secret of its own", func(t *testing.T) {
-		mem := memory.New()
-		defer mem.Close()
-		f := &keyRecorder{Store: mem}
-		l := newLimiter(t, f, ratelimit.PerHour(1), ratelimit.WithName("api"), ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-API-Key")))
-		for i, want := range []bool{true, false} {
-			if res, err := l.Check(apiKeyRequest("sk-live-1")); err != nil || res.Allowed != want {
-				t.Fatalf("request %d: %+v %v, want allowed %v", i+1, res, err, want)
-			}
-		}
-		if k := f.keys[0]; !strings.HasPrefix(k, "api/h:") || strings.Contains(k, "sk-live") {
-			t.Fatalf("store key %q, want a keyed hash", k)
-		}
-	})
 	t.Run("WithPlainKeys keeps the key as it is", func(t *testing.T) {
 		store := newSharedStore(t)
 		l := newLimiter(t, store, ratelimit.PerHour(5), ratelimit.WithName("api"), ratelimit.WithKeySecret(secret),
@@ -224,6 +212,63 @@ func TestRequestKeysWithoutASecret(t *testing.T) {
 			t.Fatal("New took a 5-byte secret")
 		}
 	})
+}
+
+// TestKeysOnALocalStore: a Local store, in the process's memory, gets keys
+// as they are, with no keyed hash, unless the limiter is given a secret;
+// a long key is bounded, and a key that looks like a bounded one is
+// hashed too, so that no client can take a long key's budget.
+func TestKeysOnALocalStore(t *testing.T) {
+	long := "x-api-key:" + strings.Repeat("k", 200)
+	longSum := sha256.Sum256([]byte(long))
+	bounded := "sha256:" + hex.EncodeToString(longSum[:]) // the store key part of long
+	tests := []struct {
+		name string
+		key  string
+		opts []ratelimit.Option
+		want func(t *testing.T, storeKey string)
+	}{
+		{"an API key is kept as it is", "sk-live-1", nil, func(t *testing.T, k string) {
+			if k != "api/x-api-key:sk-live-1" {
+				t.Fatalf("store key %q, want api/x-api-key:sk-live-1", k)
+			}
+		}},
+		{"a long key is bounded", strings.Repeat("k", 200), nil, func(t *testing.T, k string) {
+			if k != "api/"+bounded {
+				t.Fatalf("store key %q, want api/%s", k, bounded)
+			}
+		}},
+		{"a key that looks bounded is hashed", bounded[len("sha256:"):], []ratelimit.Option{
+			ratelimit.WithKeyFunc(func(r *http.Request) (string, error) { return "sha256:" + r.Header.Get("X-API-Key"), nil })},
+			func(t *testing.T, k string) {
+				if k == "api/"+bounded || !strings.HasPrefix(k, "api/sha256:") || len(k) != len("api/")+len(bounded) {
+					t.Fatalf("store key %q, want api/sha256: and another hash than %q's", k, bounded)
+				}
+			}},
+		{"WithKeySecret hashes", "sk-live-1", []ratelimit.Option{ratelimit.WithKeySecret(secret)}, func(t *testing.T, k string) {
+			if !strings.HasPrefix(k, "api/h:") || strings.Contains(k, "sk-live") {
+				t.Fatalf("store key %q, want a keyed hash", k)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := memory.New()
+			defer mem.Close()
+			f := &keyRecorder{Store: mem}
+			opts := append([]ratelimit.Option{ratelimit.WithName("api"), ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-API-Key"))}, tt.opts...)
+			l := newLimiter(t, f, ratelimit.PerHour(1), opts...)
+			for i, want := range []bool{true, false} {
+				if res, err := l.Check(apiKeyRequest(tt.key)); err != nil || res.Allowed != want {
+					t.Fatalf("request %d: %+v %v, want allowed %v", i+1, res, err, want)
+				}
+			}
+			if len(f.keys) != 2 || f.keys[0] != f.keys[1] {
+				t.Fatalf("store keys %q, want one key twice", f.keys)
+			}
+			tt.want(t, f.keys[0])
+		})
+	}
 }
 
 // TestPoliciesOfOneClientShareTheirClientPart: whatever the key's length,

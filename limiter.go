@@ -139,7 +139,7 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 		return nil, err
 	}
 	if c.timeout > 0 {
-		l.budget = newBudget(c.timeout)
+		l.budget = storeBudget(c.timeout, store) // how it holds the store's calls: deadline.go
 	}
 	l.maxDelay, l.booker = c.maxDelay, booker(store, l.policies, c.blockFor > 0)
 	if c.denyKeys > 0 {

@@ -108,17 +108,16 @@ type policy struct {
 // or Redis keys without bound and secrets never reach the store. Recent
 // keys come from a cache, without allocating.
 func (p *policy) storeKey(key string) (string, error) {
-	_, full, err := p.keys.storeKey(key, p.keyParts)
-	return full, err
+	return p.keys.storeKey(key, p.keyParts)
 }
 
-// keyParts returns the client part of request key raw in the store, and
-// its store key under the policy.
-func (p *policy) keyParts(raw string) (client, full string, err error) {
-	if client, err = p.space.client(raw); err != nil {
-		return "", "", err
+// keyParts returns the store key of request key raw under the policy.
+func (p *policy) keyParts(raw string) (string, error) {
+	client, err := p.space.client(raw)
+	if err != nil {
+		return "", err
 	}
-	return client, p.prefix + client, nil
+	return p.prefix + client, nil
 }
 
 // setPolicies makes the limiter's policies in the namespace of l.space:

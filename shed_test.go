@@ -18,9 +18,12 @@ import (
 // a time, as a group commit does: the first call is sent and held until
 // release is closed; the calls behind it wait in its queue, marked
 // ratelimit.Queued, and once released are sent only if ratelimit.Sending
-// still lets them.
+// still lets them. With keeps, it keeps its deadlines, as store/redis over a
+// client with ContextTimeoutEnabled: a call returns when its context ends,
+// never sent if it was queued.
 type queueStore struct {
 	mem     *memory.Store
+	keeps   bool
 	hold    atomic.Bool
 	release chan struct{}
 	busy    atomic.Bool
@@ -29,6 +32,22 @@ type queueStore struct {
 
 func (*queueStore) Local() bool { return false }
 
+func (s *queueStore) KeepsDeadlines() bool { return s.keeps }
+
+// wait waits for release, or with keeps for the end of ctx too.
+func (s *queueStore) wait(ctx context.Context) error {
+	if !s.keeps {
+		<-s.release
+		return nil
+	}
+	select {
+	case <-s.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 func (s *queueStore) AllowN(ctx context.Context, key string, l ratelimit.Limit, n int) (ratelimit.Result, error) {
 	if !s.hold.Load() {
 		s.sent.Add(1)
@@ -36,11 +55,15 @@ func (s *queueStore) AllowN(ctx context.Context, key string, l ratelimit.Limit, 
 	}
 	if s.busy.CompareAndSwap(false, true) {
 		s.sent.Add(1)
-		<-s.release
+		if err := s.wait(ctx); err != nil {
+			return ratelimit.Result{}, fmt.Errorf("sent, no answer: %w", err)
+		}
 		return s.mem.AllowN(context.Background(), key, l, n)
 	}
 	ratelimit.Queued(ctx)
-	<-s.release
+	if err := s.wait(ctx); err != nil {
+		return ratelimit.Result{}, fmt.Errorf("queued: %w: %w", ratelimit.ErrNotSent, err)
+	}
 	if !ratelimit.Sending(ctx) {
 		return ratelimit.Result{}, fmt.Errorf("queued: %w", ratelimit.ErrNotSent)
 	}
@@ -53,8 +76,17 @@ func (s *queueStore) AllowN(ctx context.Context, key string, l ratelimit.Limit, 
 // the fallback; while the store answers within a budget they do not count
 // against it. The call that was sent and not answered in time counts, and
 // so do the decisions shed behind a store that answered nothing for a
-// budget (it hangs).
+// budget (it hangs). A store that keeps its deadlines, called on the
+// request's goroutine, is held to them alike.
 func TestShedDecisionsDoNotOpenTheBreaker(t *testing.T) {
+	for _, keeps := range []bool{false, true} {
+		t.Run(map[bool]string{false: "on a goroutine", true: "a store that keeps deadlines"}[keeps], func(t *testing.T) {
+			testShed(t, keeps)
+		})
+	}
+}
+
+func testShed(t *testing.T, keeps bool) {
 	const budget = 20 * time.Millisecond
 	for _, tc := range []struct {
 		name     string
@@ -70,7 +102,7 @@ func TestShedDecisionsDoNotOpenTheBreaker(t *testing.T) {
 			const queued = 50
 			mem := memory.New()
 			defer mem.Close()
-			s := &queueStore{mem: mem, release: make(chan struct{})}
+			s := &queueStore{mem: mem, keeps: keeps, release: make(chan struct{})}
 			var fallback atomic.Int64
 			obs := ratelimit.Observer{Decision: func(d ratelimit.Decision) {
 				if d.Source == ratelimit.FromFallback {

@@ -23,9 +23,15 @@ const defaultTimeout = 100 * time.Millisecond
 // called on a goroutine of its own and left to finish in the background,
 // its context cancelled (a call that never returns keeps its goroutine:
 // the [Breaker] bounds how many calls an outage leaves waiting, and client
-// read timeouts, see docs/redis.md, how long). The default is
-// 100 ms for stores that are not [Local], none for Local ones;
-// d == 0 turns the bound off and a negative d is an error.
+// read timeouts, see docs/redis.md, how long). A store that returns by its
+// context's deadline is called on the request's own goroutine instead,
+// with the budget as that deadline, which costs a decision about a
+// goroutine and a channel less: store/redis over a client with
+// ContextTimeoutEnabled, the recommended one, or any store with a
+// KeepsDeadlines method that reports true. A [Local] store, which cannot
+// hang, is called as it is. The default is 100 ms for stores that are not
+// Local, none for Local ones; d == 0 turns the bound off and a negative d
+// is an error.
 //
 // Only this budget and the store's own errors count against the store in
 // the breaker. A request's own deadline (such as chi's middleware.Timeout
@@ -56,8 +62,9 @@ func WithTimeout(d time.Duration) Option {
 // budget is a store call's time budget, with its errors made once.
 type budget struct {
 	d       time.Duration
-	timeout error // the store did not answer within d
-	notSent error // the store held the call queued for all of d (shed.go)
+	timeout error    // the store did not answer within d
+	notSent error    // the store held the call queued for all of d (shed.go)
+	mode    callMode // how the store's calls are held to d (deadline.go)
 }
 
 func newBudget(d time.Duration) *budget {
@@ -78,34 +85,50 @@ func within[T any](ctx context.Context, b *budget, call func(context.Context) (T
 	return withinOr(ctx, b, call, nil)
 }
 
+// The calls within a budget below call the store themselves where it needs
+// no goroutine (b.inline), so that they make no closure either.
+
+// inline reports whether b's calls run on the caller's goroutine: without
+// a budget, or on a store that cannot hang or keeps its deadlines.
+func (b *budget) inline() bool { return b == nil || b.mode != onGoroutine }
+
 // allowWithin is store.AllowN within b.
 func allowWithin(ctx context.Context, b *budget, store Store, key string, limit Limit, n int) (Result, error) {
-	if b == nil { // no closure for the calls that need no goroutine
-		return store.AllowN(ctx, key, limit, n)
+	if b.inline() {
+		bctx, cancel := b.bound(ctx)
+		res, err := store.AllowN(bctx, key, limit, n)
+		return ended(bctx, cancel, b, res, err, nil)
 	}
 	return within(ctx, b, func(ctx context.Context) (Result, error) { return store.AllowN(ctx, key, limit, n) })
 }
 
 // reserveWithin is rs.ReserveN within b.
 func reserveWithin(ctx context.Context, b *budget, rs Reserver, key string, limit Limit, n int, maxWait time.Duration) (Reservation, error) {
-	if b == nil {
-		return rs.ReserveN(ctx, key, limit, n, maxWait)
+	if b.inline() {
+		bctx, cancel := b.bound(ctx)
+		r, err := rs.ReserveN(bctx, key, limit, n, maxWait)
+		return ended(bctx, cancel, b, r, err, nil)
 	}
 	return within(ctx, b, func(ctx context.Context) (Reservation, error) { return rs.ReserveN(ctx, key, limit, n, maxWait) })
 }
 
 // refundWithin is rf.RefundN within b.
 func refundWithin(ctx context.Context, b *budget, rf Refunder, key string, limit Limit, n int, age time.Duration) (Result, error) {
-	if b == nil {
-		return rf.RefundN(ctx, key, limit, n, age)
+	if b.inline() {
+		bctx, cancel := b.bound(ctx)
+		res, err := rf.RefundN(bctx, key, limit, n, age)
+		return ended(bctx, cancel, b, res, err, nil)
 	}
 	return within(ctx, b, func(ctx context.Context) (Result, error) { return rf.RefundN(ctx, key, limit, n, age) })
 }
 
 // resetWithin is r.Reset within b.
 func resetWithin(ctx context.Context, b *budget, r Resetter, key string, limit Limit) error {
-	if b == nil {
-		return r.Reset(ctx, key, limit)
+	if b.inline() {
+		bctx, cancel := b.bound(ctx)
+		err := r.Reset(bctx, key, limit)
+		_, err = ended(bctx, cancel, b, struct{}{}, err, nil)
+		return err
 	}
 	_, err := within(ctx, b, func(ctx context.Context) (struct{}, error) { return struct{}{}, r.Reset(ctx, key, limit) })
 	return err
@@ -114,8 +137,13 @@ func resetWithin(ctx context.Context, b *budget, r Resetter, key string, limit L
 // allowAllWithin is AllowAll within b: the call writes results of its own,
 // copied out only if it answered in time.
 func allowAllWithin(ctx context.Context, b *budget, store Store, takes []Take, results []Result) error {
-	if b == nil {
-		return AllowAll(ctx, store, takes, results)
+	if b.inline() { // the call ends before this does: it may write results
+		bctx, cancel := b.bound(ctx)
+		err := AllowAll(bctx, store, takes, results)
+		if _, err = ended(bctx, cancel, b, struct{}{}, err, nil); err != nil && cancel != nil {
+			clear(results) // what a call past its budget wrote is not an answer
+		}
+		return err
 	}
 	// The call may outlive the wait, and the caller reuses takes (pooled
 	// passes): the late call reads a copy of its own.
