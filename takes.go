@@ -11,54 +11,26 @@ import (
 	"time"
 )
 
-// Counting says how [Limiter.AllowTakes] counts a request whose takes are
-// not all allowed. Either way the request passes only if every take is
-// allowed.
-type Counting int
-
-const (
-	// AllOrNothing takes nothing from any take of a denied request: the
-	// takes are decided in one atomic step on a [MultiStore] (see
-	// [AllowAll] for other stores), as a limiter's policies are.
-	AllOrNothing Counting = iota
-	// CountEach decides each take on its own, as counters incremented
-	// whatever the answer: an allowed take takes its cost, a denied
-	// [FixedWindow] take (calendar windows too) takes what its window
-	// still holds, up to its cost, so that the window is full; a denied
-	// take of another algorithm takes nothing. One store call per take,
-	// two for a window that fills, each within the time budget.
-	CountEach
-)
-
-// String returns the counting's name, such as "count each".
-func (c Counting) String() string {
-	switch c {
-	case AllOrNothing:
-		return "all or nothing"
-	case CountEach:
-		return "count each"
-	}
-	return fmt.Sprintf("Counting(%d)", int(c))
-}
-
 // AllowTakes decides a request of several takes, each with its own client
-// key, limit and cost (Take.N, 0 to report without taking), counted as
-// counting says, through the limiter's pass: the same namespace as the
+// key, limit and cost (Take.N, 0 to report without taking), all or
+// nothing, through the limiter's pass: the same namespace as the
 // keys of [Limiter.AllowN] (each take's key is stored under the limiter's
 // first policy, so give different limits different keys), time budget,
-// breaker, failure policy, deny cache (AllOrNothing only) and observer,
+// breaker, failure policy, deny cache and observer,
 // which hears each take as the limiter's first policy. The limiter's own
 // limits are not used: each take carries its own. A take's key must be
 // distinct within the call.
 //
 // It writes the decision of takes[i] to results[i] and reports whether the
 // request may go on, whatever the error:
-//   - decided by the store: each result as the store answered it (with
-//     AllOrNothing and a denial, as [MultiStore.AllowAll] says); a take
+//   - decided by the store: each result as the store answered it (a
+//     denial takes nothing from any take, as [MultiStore.AllowAll] says:
+//     the takes are decided in one atomic step on a MultiStore, see
+//     [AllowAll] for other stores); a take
 //     denied by the deny cache alone leaves the others' results full and
 //     untouched, as unknown;
 //   - decided by the fallback store, because the store failed: its
-//     results (all or nothing, whatever counting), and the store's error,
+//     results (all or nothing), and the store's error,
 //     also told to the error handler;
 //   - undecided (the store failed, no fallback): every result Allowed
 //     unless the limiter fails closed, with the limit and nothing
@@ -68,8 +40,26 @@ func (c Counting) String() string {
 //     range, two takes of one key) or a done context: false and the error.
 //
 // A limiter made [WithBlock] refuses the call with an error.
-func (l *Limiter) AllowTakes(ctx context.Context, takes []Take, results []Result, counting Counting) (bool, error) {
-	if err := l.checkTakes(takes, results, counting); err != nil {
+func (l *Limiter) AllowTakes(ctx context.Context, takes []Take, results []Result) (bool, error) {
+	return l.decideTakes(ctx, takes, results, false)
+}
+
+// CountTakes is [Limiter.AllowTakes] for takes that count as counters
+// incremented whatever the answer (an Envoy rate-limit service's
+// default): each take is decided on its own, an allowed take takes its
+// cost, a denied [FixedWindow] take (calendar windows too) takes what its
+// window still holds, up to its cost, so that the window is full, and a
+// denied take of another algorithm takes nothing. The request passes only
+// if every take is allowed. One store call per take, two for a window
+// that fills, each within the time budget; the deny cache is not asked.
+// While the store fails, the fallback store decides all or nothing.
+func (l *Limiter) CountTakes(ctx context.Context, takes []Take, results []Result) (bool, error) {
+	return l.decideTakes(ctx, takes, results, true)
+}
+
+// decideTakes is AllowTakes, or with countEach CountTakes.
+func (l *Limiter) decideTakes(ctx context.Context, takes []Take, results []Result, countEach bool) (bool, error) {
+	if err := l.checkTakes(takes, results); err != nil {
 		return false, err
 	}
 	if len(takes) == 0 {
@@ -80,7 +70,7 @@ func (l *Limiter) AllowTakes(ctx context.Context, takes []Take, results []Result
 	if err := l.fillTakes(p, takes); err != nil {
 		return false, err
 	}
-	if counting == CountEach {
+	if countEach {
 		p.op = each
 	}
 	o := l.run(ctx, 0, p)
@@ -121,7 +111,7 @@ func (l *Limiter) RefundTakes(ctx context.Context, takes []Take) error {
 	if _, ok := l.store.(Refunder); !ok {
 		return fmt.Errorf("ratelimit: RefundTakes: the store cannot refund: %w", ErrBadConfig)
 	}
-	if err := l.checkTakes(takes, make([]Result, len(takes)), AllOrNothing); err != nil {
+	if err := l.checkTakes(takes, make([]Result, len(takes))); err != nil {
 		return err
 	}
 	for _, t := range takes {
@@ -154,10 +144,7 @@ func (l *Limiter) refundTake(ctx context.Context, t Take) error {
 }
 
 // checkTakes checks the arguments of AllowTakes.
-func (l *Limiter) checkTakes(takes []Take, results []Result, counting Counting) error {
-	if counting != AllOrNothing && counting != CountEach {
-		return fmt.Errorf("ratelimit: AllowTakes: unknown %v", counting)
-	}
+func (l *Limiter) checkTakes(takes []Take, results []Result) error {
 	if l.blockFor > 0 {
 		return fmt.Errorf("ratelimit: AllowTakes: a limiter made WithBlock decides its own policies: %w", ErrBadConfig)
 	}
@@ -195,7 +182,7 @@ func (l *Limiter) fillTakes(p *pass, takes []Take) error {
 	return nil
 }
 
-// takeEach is the store call of CountEach: each take on its own, a denied
+// takeEach is the store call of CountTakes: each take on its own, a denied
 // window filled up.
 func (l *Limiter) takeEach(ctx context.Context, p *pass) error {
 	for i := range p.takes {

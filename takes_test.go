@@ -25,10 +25,10 @@ func TestAllowTakes(t *testing.T) {
 	window := ratelimit.Limit{Rate: 3, Period: time.Minute, Algorithm: ratelimit.FixedWindow}
 	bucket := ratelimit.PerMinute(3)
 	cases := []struct {
-		name     string
-		counting ratelimit.Counting
-		la, lb   ratelimit.Limit
-		steps    []takesStep
+		name   string
+		each   bool // CountTakes
+		la, lb ratelimit.Limit
+		steps  []takesStep
 	}{
 		{
 			name: "all or nothing takes nothing from any take of a denied request",
@@ -40,9 +40,9 @@ func TestAllowTakes(t *testing.T) {
 			},
 		},
 		{
-			name:     "count each fills a denied window and counts the allowed take",
-			counting: ratelimit.CountEach,
-			la:       window, lb: window,
+			name: "count each fills a denied window and counts the allowed take",
+			each: true,
+			la:   window, lb: window,
 			steps: []takesStep{
 				{na: 1, nb: 2, allowed: true, remA: 2, remB: 1, allowA: true},
 				{na: 1, nb: 2, allowed: false, remA: 1, remB: 0, allowA: true},
@@ -51,9 +51,9 @@ func TestAllowTakes(t *testing.T) {
 			},
 		},
 		{
-			name:     "count each takes nothing from a denied token bucket",
-			counting: ratelimit.CountEach,
-			la:       bucket, lb: bucket,
+			name: "count each takes nothing from a denied token bucket",
+			each: true,
+			la:   bucket, lb: bucket,
 			steps: []takesStep{
 				{na: 2, nb: 1, allowed: true, remA: 1, remB: 2, allowA: true},
 				{na: 2, nb: 1, allowed: false, remA: 1, remB: 1, allowA: false},
@@ -72,7 +72,11 @@ func TestAllowTakes(t *testing.T) {
 			for i, s := range c.steps {
 				takes := []ratelimit.Take{{Key: "a", Limit: c.la, N: s.na}, {Key: "b", Limit: c.lb, N: s.nb}}
 				res := make([]ratelimit.Result, 2)
-				ok, err := l.AllowTakes(context.Background(), takes, res, c.counting)
+				decide := l.AllowTakes
+				if c.each {
+					decide = l.CountTakes
+				}
+				ok, err := decide(context.Background(), takes, res)
 				if err != nil {
 					t.Fatalf("step %d: %v", i, err)
 				}
@@ -104,14 +108,11 @@ func TestAllowTakesRefusesBadArguments(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ok, err := l.AllowTakes(context.Background(), c.takes, make([]ratelimit.Result, len(c.takes)), ratelimit.AllOrNothing)
+			ok, err := l.AllowTakes(context.Background(), c.takes, make([]ratelimit.Result, len(c.takes)))
 			if ok || !errors.Is(err, c.want) {
 				t.Errorf("got %v, %v; want false, %v", ok, err, c.want)
 			}
 		})
-	}
-	if _, err := l.AllowTakes(context.Background(), nil, nil, ratelimit.Counting(7)); err == nil {
-		t.Error("an unknown Counting was accepted")
 	}
 }
 
@@ -130,7 +131,7 @@ func TestAllowTakesFallsBackAtEachTakesCost(t *testing.T) {
 	lim := ratelimit.PerMinute(5)
 	takes := []ratelimit.Take{{Key: "a", Limit: lim, N: 4}, {Key: "b", Limit: lim, N: 1}}
 	res := make([]ratelimit.Result, 2)
-	ok, err := l.AllowTakes(context.Background(), takes, res, ratelimit.AllOrNothing)
+	ok, err := l.AllowTakes(context.Background(), takes, res)
 	if !ok || !errors.Is(err, errDown) || told == nil {
 		t.Fatalf("got %v, %v (told %v); want allowed by the fallback with the store's error", ok, err, told)
 	}
@@ -155,20 +156,20 @@ func TestRefundTakes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			key := c.name
 			res := make([]ratelimit.Result, 1)
-			if ok, err := l.AllowTakes(context.Background(), []ratelimit.Take{{Key: key, Limit: c.limit, N: 3}}, res, ratelimit.AllOrNothing); !ok || err != nil {
+			if ok, err := l.AllowTakes(context.Background(), []ratelimit.Take{{Key: key, Limit: c.limit, N: 3}}, res); !ok || err != nil {
 				t.Fatal(ok, err)
 			}
 			if err := l.RefundTakes(context.Background(), []ratelimit.Take{{Key: key, Limit: c.limit, N: 2}}); err != nil {
 				t.Fatal(err)
 			}
-			l.AllowTakes(context.Background(), []ratelimit.Take{{Key: key, Limit: c.limit}}, res, ratelimit.AllOrNothing)
+			l.AllowTakes(context.Background(), []ratelimit.Take{{Key: key, Limit: c.limit}}, res)
 			if res[0].Remaining != 3 {
 				t.Errorf("remaining %d after a refund of 2 of 3, want 3", res[0].Remaining)
 			}
 			if err := l.RefundTakes(context.Background(), []ratelimit.Take{{Key: key, Limit: c.limit, N: 4}}); err != nil {
 				t.Fatal(err)
 			}
-			l.AllowTakes(context.Background(), []ratelimit.Take{{Key: key, Limit: c.limit}}, res, ratelimit.AllOrNothing)
+			l.AllowTakes(context.Background(), []ratelimit.Take{{Key: key, Limit: c.limit}}, res)
 			if res[0].Remaining != 4 {
 				t.Errorf("remaining %d after refunding more than taken, want the capacity 4", res[0].Remaining)
 			}
@@ -187,7 +188,7 @@ func ExampleLimiter_AllowTakes() {
 	takes := []ratelimit.Take{{Key: "route:/api", Limit: window(100), N: 1}, {Key: "user:42", Limit: window(2), N: 1}}
 	results := make([]ratelimit.Result, len(takes))
 	for range 3 {
-		ok, _ := limiter.AllowTakes(context.Background(), takes, results, ratelimit.AllOrNothing)
+		ok, _ := limiter.AllowTakes(context.Background(), takes, results)
 		fmt.Println(ok, results[0].Remaining, results[1].Remaining)
 	}
 	// Output:
@@ -202,18 +203,18 @@ func ExampleLimiter_RefundTakes() {
 	limiter, _ := ratelimit.New(store, ratelimit.PerSecond(1))
 	take := []ratelimit.Take{{Key: "user:42", Limit: ratelimit.PerMinute(10), N: 4}}
 	results := make([]ratelimit.Result, 1)
-	limiter.AllowTakes(context.Background(), take, results, ratelimit.AllOrNothing)
+	limiter.AllowTakes(context.Background(), take, results)
 	fmt.Println(results[0].Remaining)
 	limiter.RefundTakes(context.Background(), take) // the work was not done
 	take[0].N = 0
-	limiter.AllowTakes(context.Background(), take, results, ratelimit.AllOrNothing)
+	limiter.AllowTakes(context.Background(), take, results)
 	fmt.Println(results[0].Remaining)
 	// Output:
 	// 6
 	// 10
 }
 
-func ExampleCounting() {
+func ExampleLimiter_CountTakes() {
 	store := memory.New()
 	defer store.Close()
 	limiter, _ := ratelimit.New(store, ratelimit.PerSecond(1))
@@ -222,7 +223,7 @@ func ExampleCounting() {
 	for _, n := range []int{2, 2, 0} {
 		// Refused, the request of 2 still counts the 1 its window holds.
 		take := []ratelimit.Take{{Key: "k", Limit: window, N: n}}
-		ok, _ := limiter.AllowTakes(context.Background(), take, results, ratelimit.CountEach)
+		ok, _ := limiter.CountTakes(context.Background(), take, results)
 		fmt.Println(ok, results[0].Remaining)
 	}
 	// Output:

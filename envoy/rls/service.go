@@ -112,9 +112,9 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *pb.RateLimitRequest)
 		}
 	}
 	results := make([]ratelimit.Result, len(takes))
-	counting := ratelimit.CountEach
+	decide := s.limiter.CountTakes // every hit counts, refused or not
 	if s.opts.StopIncrementWhenOverLimit {
-		counting = ratelimit.AllOrNothing
+		decide = s.limiter.AllowTakes // a refused request takes nothing
 		for _, d := range ds {
 			if d.over { // refused already: take nothing
 				for i := range takes {
@@ -125,7 +125,7 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *pb.RateLimitRequest)
 		}
 	}
 	if len(takes) > 0 {
-		if _, err := s.limiter.AllowTakes(ctx, takes, results, counting); err != nil {
+		if _, err := decide(ctx, takes, results); err != nil {
 			if ctx.Err() != nil {
 				return nil, status.FromContextError(ctx.Err()).Err()
 			}
