@@ -167,12 +167,13 @@ func (p *proc) count(s string) int {
 	return bytes.Count(b, []byte(s))
 }
 
-// warm sends each service requests of keys in every Cluster slot range,
-// so that connections are open and scripts loaded before a stream.
-func (p pair) warm(t *testing.T) {
+// warm sends both services requests of domain's descriptor desc-0,
+// desc-1, ..., keys in every Cluster slot range, so that connections are
+// open and scripts loaded before the streams the test compares.
+func (p pair) warm(t *testing.T, domain, desc string) {
 	t.Helper()
 	for i := range 24 {
-		p.call(t, &pb.RateLimitRequest{Domain: "warm", Descriptors: []*rlv3.RateLimitDescriptor{descriptor("k=" + strconv.Itoa(i))}})
+		p.call(t, step{descs: []string{desc + "-" + strconv.Itoa(i)}}.request(domain))
 	}
 }
 

@@ -126,7 +126,7 @@ func TestAgainstReference(t *testing.T) {
 						"LIMIT_RESPONSE_HEADERS_ENABLED":          "true",
 						"STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT": strconv.FormatBool(stop),
 					})
-					p.warm(t)
+					p.warm(t, "warm", "k=w")
 					for _, c := range cases(stop) {
 						t.Run(c.name, func(t *testing.T) { p.run(t, c) })
 					}
