@@ -197,6 +197,10 @@ func start(t *testing.T, name, exe string, srv server, env map[string]string) *p
 		"USE_STATSD": "false", "DISABLE_STATS": "true", "LOG_LEVEL": "WARN",
 		"REDIS_SOCKET_TYPE": "tcp", "REDIS_TYPE": srv.redisType(),
 		"REDIS_URL": strings.Join(srv.addrs, ","), "CACHE_KEY_PREFIX": p.prefix,
+		// The reference's default, and ratelimitd's time budget: both wait
+		// for Redis on a busy machine rather than ratelimitd's fallback
+		// deciding after its default 100ms.
+		"REDIS_TIMEOUT": "10s",
 	}
 	for k, v := range env {
 		all[k] = v
