@@ -310,19 +310,24 @@ func (s *Service) status(d descriptor, results []ratelimit.Result, now time.Time
 	} else {
 		st.LimitRemaining = uint32(min(res.Remaining, math.MaxUint32))
 	}
-	st.DurationUntilReset = durationpb.New(untilReset(d.rule.Limit, res, now))
+	st.DurationUntilReset = durationpb.New(untilReset(d.rule, res, now))
 	if st.Code == pb.RateLimitResponse_OVER_LIMIT && d.rule.ShadowMode {
 		st.Code = pb.RateLimitResponse_OK
 	}
 	return st
 }
 
-// untilReset is duration_until_reset in whole seconds: until the fixed
-// window's end, as the reference computes it, or for the other algorithms
-// until the key's budget is full again (at least a second).
-func untilReset(l ratelimit.Limit, res ratelimit.Result, now time.Time) time.Duration {
+// untilReset is duration_until_reset of rule r in whole seconds: until the
+// fixed window's end, as the reference computes it (a rule of 0 requests
+// too: its unit's window), or for the other algorithms until the key's
+// budget is full again (at least a second).
+func untilReset(r *Rule, res ratelimit.Result, now time.Time) time.Duration {
+	l := r.Limit
+	if l.Rate == 0 {
+		l = ratelimit.Limit{Period: units[r.Unit] * time.Duration(max(r.UnitMultiplier, 1)), Algorithm: ratelimit.FixedWindow}
+	}
 	switch {
-	case l.Rate == 0:
+	case l.Period < time.Second:
 		return time.Second
 	case l.Calendar != ratelimit.NoCalendar:
 		t := now.In(l.Zone)

@@ -186,6 +186,7 @@ func TestStatusLimitAndReset(t *testing.T) {
 		{"monthly", pb.RateLimitResponse_RateLimit_MONTH, 30 * 86400, 0},
 		{"yearly", pb.RateLimitResponse_RateLimit_YEAR, 365 * 86400, 0},
 		{"multi", pb.RateLimitResponse_RateLimit_MINUTE, 300, 5},
+		{"closed", pb.RateLimitResponse_RateLimit_MINUTE, 60, 0}, // 0 per minute: the unit's window, as the reference
 	}
 	for _, c := range cases {
 		t.Run(c.key, func(t *testing.T) {

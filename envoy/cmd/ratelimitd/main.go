@@ -71,6 +71,9 @@ func run(ctx context.Context, s settings, ready func(addrs)) error {
 		ratelimit.WithObserver(metrics.Observer()),
 		ratelimit.WithLogger(logger),
 	}
+	if s.redisTimeout > 0 {
+		opts = append(opts, ratelimit.WithTimeout(s.redisTimeout))
+	}
 	if !s.localCache {
 		opts = append(opts, ratelimit.WithDenyCache(0)) // the reference's local cache is off by default
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	rlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
@@ -34,6 +35,10 @@ func TestLoadSettings(t *testing.T) {
 			"STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT": "true", "LIMIT_RESPONSE_HEADERS_ENABLED": "true"}, func(s settings) bool {
 			return s.runtime.Dir() == "/r/sub/config" && !s.runtime.WatchRoot && s.opts.StopIncrementWhenOverLimit && s.opts.Headers
 		}, ""},
+		{"REDIS_TIMEOUT, the time budget", map[string]string{"REDIS_TIMEOUT": "10s"}, func(s settings) bool {
+			return s.redisTimeout == 10*time.Second
+		}, ""},
+		{"a REDIS_TIMEOUT that is no duration", map[string]string{"REDIS_TIMEOUT": "10"}, nil, "REDIS_TIMEOUT"},
 		{"a port that is no number", map[string]string{"GRPC_PORT": "x"}, nil, "GRPC_PORT"},
 		{"an unknown REDIS_TYPE", map[string]string{"REDIS_TYPE": "ring"}, nil, "REDIS_TYPE"},
 		{"a flag that is no boolean", map[string]string{"SHADOW_MODE": "maybe"}, nil, "SHADOW_MODE"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ratelimit-go/ratelimit/envoy/rls"
 )
@@ -17,6 +18,7 @@ type settings struct {
 	redisURL, redisSocketType   string
 	redisType, redisAuth        string
 	redisPoolSize               int
+	redisTimeout                time.Duration // REDIS_TIMEOUT when set: the library's time budget (100ms otherwise)
 	cacheKeyPrefix              string
 	localCache                  bool // LOCAL_CACHE_SIZE_IN_BYTES > 0: the library's deny cache
 	runtime                     rls.Runtime
@@ -66,6 +68,13 @@ func loadSettings(getenv func(string) string) (settings, error) {
 	s.redisType = strings.ToUpper(str("REDIS_TYPE", "SINGLE"))
 	s.redisAuth = getenv("REDIS_AUTH")
 	s.redisPoolSize = num("REDIS_POOL_SIZE", 10)
+	if v := getenv("REDIS_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			errs = append(errs, fmt.Sprintf("REDIS_TIMEOUT=%q: want a positive duration such as 10s", v))
+		}
+		s.redisTimeout = d
+	}
 	s.cacheKeyPrefix = getenv("CACHE_KEY_PREFIX")
 	s.localCache = num("LOCAL_CACHE_SIZE_IN_BYTES", 0) > 0
 	s.runtime = rls.Runtime{
