@@ -1,5 +1,6 @@
 -- batch.lua: the end of the script that decides a batch of takes, after
--- prelude.lua, every algorithm's file, reserve.lua and multi.lua. Each
+-- prelude.lua, every algorithm's file, algorithms.lua, reserve.lua and
+-- multi.lua. Each
 -- take (or AllowAll: see below) is its own decision, atomic, decided in
 -- order (a take sees the takes before it on the same key) at one instant
 -- of Redis's clock, with its own deadline; one MGET reads the state of
@@ -27,8 +28,6 @@
 -- for a take that came after its deadline and took nothing; a cancellation
 -- is 1, 0, 0, 0. Last, the clock the script used (µs), which lets the
 -- store learn how far Redis's clock is from its own.
-local algorithms = {[0] = bucket, [1] = window, [2] = swindow}
-
 local now, slack = clock(ARGV[1])
 
 -- the batch's distinct limits, read once
@@ -89,8 +88,7 @@ for i = 1, #KEYS do
         values[key], expiry[key] = nv, ms
       end
     elseif algs[j] == 3 then
-      local r = slidinglog(key, rates[j], capacities[j], n, periods[j], now, slack, true)
-      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = r[1], r[2], r[3], r[4]
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = logTake(key, rates[j], capacities[j], n, periods[j], now, slack)
     elseif algs[j] >= 8 then
       if i > upto then -- an AllowAll's first take: decide all of its takes
         local k = tonumber(ARGV[extra])

@@ -1,8 +1,7 @@
 -- multi.lua: several takes decided as one, after prelude.lua and every
 -- algorithm's file: the function both onemulti.lua (an AllowAll sent
--- alone) and batch.lua (an AllowAll in a batch) decide them with. Mirrors
--- Store.AllowAll in store/memory/multi.go.
-local multiAlgorithms = {[0] = bucket, [1] = window, [2] = swindow}
+-- alone) and batch.lua (an AllowAll in a batch) decide them with, after
+-- algorithms.lua. Mirrors Store.AllowAll in store/memory/multi.go.
 
 -- multi decides takes 1..k at now, all or nothing: take i is the key
 -- keys[kb + i], and args[a] .. args[a + 4], a = ab + 5(i-1), are its
@@ -21,7 +20,7 @@ local function multi(k, keys, kb, args, ab, values, now, slack, out, o, nvs, mss
   local all = true
   for i = 1, k do
     local a, r, key = ab + 5 * (i - 1), o + 4 * (i - 1), keys[kb + i]
-    local decide = multiAlgorithms[tonumber(args[a])]
+    local decide = algorithms[tonumber(args[a])]
     local rate, capacity, n, period = tonumber(args[a + 1]), tonumber(args[a + 2]), tonumber(args[a + 3]), tonumber(args[a + 4])
     if decide then
       out[r + 1], out[r + 2], out[r + 3], out[r + 4], nvs[i], mss[i] =
@@ -37,7 +36,7 @@ local function multi(k, keys, kb, args, ab, values, now, slack, out, o, nvs, mss
   end
   for i = 1, k do
     local a, r, key = ab + 5 * (i - 1), o + 4 * (i - 1), keys[kb + i]
-    local decide = multiAlgorithms[tonumber(args[a])]
+    local decide = algorithms[tonumber(args[a])]
     if all then
       if not decide then
         local x = slidinglog(key, tonumber(args[a + 1]), tonumber(args[a + 2]), tonumber(args[a + 3]), tonumber(args[a + 4]), now, slack, true)
