@@ -56,10 +56,9 @@ func DecideMixed(s *Store, takes []BatchTake) ([]ratelimit.Reservation, []error)
 				p.keys[j] = s.Key(tk.Key, tk.Limit.Algorithm)
 			}
 		case t.Cancel != nil:
-			at := t.Cancel.At.UnixNano()
-			p.op, p.n, p.x, p.y = unbook, t.Cancel.Tokens, at/1000, at%1000
+			p.op, p.n, p.at = unbook, t.Cancel.Tokens, t.Cancel.At.UnixNano()
 		case t.Reserve:
-			p.op, p.x = book, int64(t.MaxWait)
+			p.op, p.maxWait = book, t.MaxWait
 		}
 		batch[i] = p
 	}
