@@ -1,5 +1,6 @@
 -- batch.lua: the end of the script that decides a batch of takes, after
--- prelude.lua, every algorithm's file, reserve.lua and multi.lua. Each
+-- prelude.lua, every algorithm's file, algorithms.lua, reserve.lua and
+-- multi.lua. Each
 -- take (or AllowAll: see below) is its own decision, atomic, decided in
 -- order (a take sees the takes before it on the same key) at one instant
 -- of Redis's clock, with its own deadline; one MGET reads the state of
@@ -27,8 +28,6 @@
 -- for a take that came after its deadline and took nothing; a cancellation
 -- is 1, 0, 0, 0. Last, the clock the script used (µs), which lets the
 -- store learn how far Redis's clock is from its own.
-local algorithms = {[0] = bucket, [1] = window, [2] = swindow}
-
 local now, slack = clock(ARGV[1])
 
 -- the batch's distinct limits, read once
@@ -61,7 +60,9 @@ local upto = 0 -- the last take of the AllowAll being decided
 local group, nvs, mss -- an AllowAll's takes, in multi's layout, and writes
 for i = 1, #KEYS do
   local a, o = first + 3 * (i - 1), 4 * (i - 1)
-  if late(ARGV[a + 2], now) then
+  if i <= upto then
+    -- an AllowAll's take after its first: decided with it
+  elseif late(ARGV[a + 2], now) then
     out[o + 1], out[o + 2], out[o + 3], out[o + 4] = -1, 0, 0, 0
     local alg = algs[tonumber(ARGV[a])]
     if alg == 4 then
@@ -89,32 +90,30 @@ for i = 1, #KEYS do
         values[key], expiry[key] = nv, ms
       end
     elseif algs[j] == 3 then
-      local r = slidinglog(key, rates[j], capacities[j], n, periods[j], now, slack, true)
-      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = r[1], r[2], r[3], r[4]
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = logTake(key, rates[j], capacities[j], n, periods[j], now, slack)
     elseif algs[j] >= 8 then
-      if i > upto then -- an AllowAll's first take: decide all of its takes
-        local k = tonumber(ARGV[extra])
-        extra = extra + 1
-        upto = i + k - 1
-        if not group then
-          group, nvs, mss = {}, {}, {}
-        end
+      -- an AllowAll's first take: decide all of its takes
+      local k = tonumber(ARGV[extra])
+      extra = extra + 1
+      upto = i + k - 1
+      if not group then
+        group, nvs, mss = {}, {}, {}
+      end
+      for c = 1, k do
+        local t, g = first + 3 * (i + c - 2), 5 * (c - 1)
+        local l = tonumber(ARGV[t])
+        group[g + 1], group[g + 2], group[g + 3], group[g + 4], group[g + 5] =
+          algs[l] - 8, rates[l], capacities[l], tonumber(ARGV[t + 1]), periods[l]
+      end
+      if multi(k, KEYS, i - 1, group, 1, values, now, slack, out, o, nvs, mss) then
         for c = 1, k do
-          local t, g = first + 3 * (i + c - 2), 5 * (c - 1)
-          local l = tonumber(ARGV[t])
-          group[g + 1], group[g + 2], group[g + 3], group[g + 4], group[g + 5] =
-            algs[l] - 8, rates[l], capacities[l], tonumber(ARGV[t + 1]), periods[l]
-        end
-        if multi(k, KEYS, i - 1, group, 1, values, now, slack, out, o, nvs, mss) then
-          for c = 1, k do
-            local nv = nvs[c]
-            if nv then
-              local key = KEYS[i + c - 1]
-              if not expiry[key] then
-                order[#order + 1] = key
-              end
-              values[key], expiry[key] = nv, mss[c]
+          local nv = nvs[c]
+          if nv then
+            local key = KEYS[i + c - 1]
+            if not expiry[key] then
+              order[#order + 1] = key
             end
+            values[key], expiry[key] = nv, mss[c]
           end
         end
       end

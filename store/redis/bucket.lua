@@ -1,34 +1,96 @@
--- bucket.lua: the token bucket's decision, after prelude.lua. Mirrors
+-- bucket.lua: the token bucket, after prelude.lua: its state's one
+-- decoding and encoding, its one refill, and its decision. Mirrors
 -- takeTokens in store/memory/bucket.go line for line, in microseconds, so
--- that both stores decide as golang.org/x/time/rate does.
+-- that both stores decide as golang.org/x/time/rate does. reserve.lua's
+-- bookings and refund.lua's refunds use the same functions.
 --
 -- v  the last update (µs) and the tokens then: with struct, the byte 1 and
 --    two doubles (exact); else the string "ts:tokens", the tokens written
---    with 17 significant digits, so they read back exactly; a booking
---    (reserve.lua) adds its instant after them, which this reads past
-local function bucket(v, rate, capacity, n, period, now, slack)
-  local tokens, last
-  if v then
-    if binary(v) then
-      local _
-      _, last, tokens = struct.unpack('<Bdd', v)
+--    with 17 significant digits, so they read back exactly. After a booking
+--    ahead, a third value: its event, how long after the last update (ns)
+--    the latest booking's instant is (see reserve.lua).
+
+-- decodeBucket reads the bucket in v: its last update, tokens and last
+-- event (0: the last update); nil when there is none, or v is not one.
+local function decodeBucket(v)
+  if not v then
+    return nil
+  end
+  local last, tokens, ev
+  if binary(v) then
+    local _
+    if #v >= 25 then
+      _, last, tokens, ev = struct.unpack('<Bddd', v)
     else
-      local ts, tk = string.match(v, '^(%d+):([^:]+)')
-      last, tokens = tonumber(ts), tonumber(tk)
+      _, last, tokens = struct.unpack('<Bdd', v)
     end
+  else
+    local ts, tk, e = string.match(v, '^(%d+):([^:]+):?(.*)$')
+    last, tokens, ev = tonumber(ts), tonumber(tk), tonumber(e)
   end
   if not tokens or not last then
-    tokens, last = capacity, now
+    return nil
   end
+  if not ev or ev < 0 then
+    ev = 0
+  end
+  return last, tokens, ev
+end
+
+-- encodeBucket is the value of the bucket with tokens as of now and its
+-- last event ev ns later (0: none, the shorter form), and its expiry in ms:
+-- 1 ms after the bucket is full again, so that an expired key is a full one.
+local function encodeBucket(now, tokens, ev, rate, capacity, slack)
+  local nv
+  if ev > 0 then
+    if struct then
+      nv = struct.pack('<Bddd', 1, now, tokens, ev)
+    else
+      nv = string.format('%.0f:%.17g:%.0f', now, tokens, ev)
+    end
+  elseif struct then
+    nv = struct.pack('<Bdd', 1, now, tokens)
+  else
+    nv = string.format('%.0f:%.17g', now, tokens)
+  end
+  return nv, ceil(ceil((capacity - tokens) / rate * 1000000) / 1000) + 1 + slack
+end
+
+-- refill is the bucket's tokens at now, from tokens at last: x/time/rate's
+-- advance, with the elapsed time in seconds as time.Duration.Seconds
+-- computes it (whole seconds plus the fraction).
+local function refill(tokens, last, now, rate, capacity)
   if now < last then
     last = now
   end
   local e = now - last
-  -- time.Duration.Seconds: whole seconds plus the fraction, as Go computes it
   tokens = tokens + (floor(e / 1000000) + (e % 1000000) / 1000000) * rate
   if tokens > capacity then
     tokens = capacity
   end
+  return tokens
+end
+
+-- bucketBudget is the remaining and the reset-after (µs) of a bucket
+-- holding tokens.
+local function bucketBudget(tokens, rate, capacity)
+  local remaining, reset = 0, 0
+  if tokens >= 1 then
+    remaining = floor(tokens)
+  end
+  if tokens < capacity then
+    reset = ceil((capacity - tokens) / rate * 1000000)
+  end
+  return remaining, reset
+end
+
+-- bucket decides a take of n tokens (see prelude.lua).
+local function bucket(v, rate, capacity, n, period, now, slack)
+  local last, tokens = decodeBucket(v)
+  if not last then
+    tokens, last = capacity, now
+  end
+  tokens = refill(tokens, last, now, rate, capacity)
 
   local allowed, retry, nv, ms = 0, 0, nil, nil
   local left = tokens - n
@@ -37,25 +99,11 @@ local function bucket(v, rate, capacity, n, period, now, slack)
     allowed = 1
     tokens = left
     if n > 0 then
-      if struct then
-        nv = struct.pack('<Bdd', 1, now, left)
-      else
-        nv = string.format('%.0f:%.17g', now, left)
-      end
-      -- expire 1 ms after the bucket is full again: an expired key is a full one
-      ms = ceil(ceil((capacity - left) / rate * 1000000) / 1000) + 1 + slack
+      nv, ms = encodeBucket(now, left, 0, rate, capacity, slack)
     end
   else
     retry = ceil(-left / rate * 1000000)
   end
-
-  local remaining = 0
-  if tokens >= 1 then
-    remaining = floor(tokens)
-  end
-  local reset = 0
-  if tokens < capacity then
-    reset = ceil((capacity - tokens) / rate * 1000000)
-  end
+  local remaining, reset = bucketBudget(tokens, rate, capacity)
   return allowed, remaining, retry, reset, nv, ms
 end

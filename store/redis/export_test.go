@@ -56,10 +56,9 @@ func DecideMixed(s *Store, takes []BatchTake) ([]ratelimit.Reservation, []error)
 				p.keys[j] = s.Key(tk.Key, tk.Limit.Algorithm)
 			}
 		case t.Cancel != nil:
-			at := t.Cancel.At.UnixNano()
-			p.op, p.n, p.x, p.y = unbook, t.Cancel.Tokens, at/1000, at%1000
+			p.op, p.n, p.at = unbook, t.Cancel.Tokens, t.Cancel.At.UnixNano()
 		case t.Reserve:
-			p.op, p.x = book, int64(t.MaxWait)
+			p.op, p.maxWait = book, t.MaxWait
 		}
 		batch[i] = p
 	}
@@ -103,3 +102,29 @@ var ErrMissedWindow = errMissedWindow
 // ClockKnown reports whether s has learnt how far Redis's clock is from the
 // app's, which it needs to send a call's deadline.
 func ClockKnown(s *Store) bool { return s.skew.known.Load() }
+
+// BatchCall is the call batch.lua gets for a batch of takes and AllowAlls
+// (an entry of more than one key is an AllowAll of those keys), each of n
+// tokens under limit, with no deadline: for benchmarks of the script
+// alone. LoadScripts loads the store's scripts first.
+func BatchCall(s *Store, batch [][]string, limit ratelimit.Limit, n int) []any {
+	ps := make([]*pending, len(batch))
+	for i, keys := range batch {
+		p := &pending{ctx: context.Background(), limit: limit, n: n, deadline: ""}
+		if len(keys) == 1 {
+			p.key = s.Key(keys[0], limit.Algorithm)
+		} else {
+			p.op = all
+			for _, k := range keys {
+				p.takes = append(p.takes, ratelimit.Take{Key: k, Limit: limit, N: n})
+				p.keys = append(p.keys, s.Key(k, limit.Algorithm))
+			}
+		}
+		ps[i] = p
+	}
+	args, _ := s.batchArgs(ps)
+	return args
+}
+
+// LoadScripts loads the store's scripts into its server.
+func LoadScripts(s *Store) { s.loadScripts(context.Background()) }

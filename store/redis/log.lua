@@ -58,3 +58,10 @@ local function slidinglog(key, rate, capacity, n, period, now, slack, commit)
   end
   return {allowed, capacity - sum, retry, reset}
 end
+
+-- logTake decides and commits a take of n on the log at key, with the
+-- other algorithms' results (it writes its ZSET itself: no value to write).
+local function logTake(key, rate, capacity, n, period, now, slack)
+  local r = slidinglog(key, rate, capacity, n, period, now, slack, true)
+  return r[1], r[2], r[3], r[4]
+end

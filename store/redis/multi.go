@@ -75,20 +75,3 @@ func (s *Store) allowAll(ctx context.Context, takes []ratelimit.Take, results []
 	}
 	return nil
 }
-
-// multiArgs are multi.lua's arguments for AllowAll p, sent alone.
-func (s *Store) multiArgs(p *pending) []any {
-	k := len(p.takes)
-	args := make([]any, 3, 3+k+2+5*k)
-	args[0], args[1], args[2] = "evalsha", s.scripts.multi.script.Hash(), k
-	for _, key := range p.keys {
-		args = append(args, key)
-	}
-	args = append(args, s.clockArg(), p.deadline)
-	for i := range p.takes {
-		t := &p.takes[i]
-		a := s.limitArgs(t.Limit)
-		args = append(args, int(t.Limit.Algorithm), a[0], a[1], t.N, a[2])
-	}
-	return args
-}

@@ -35,8 +35,12 @@ if #names > 0 then
   end
 end
 
+local args = {}
+for a = 3, 2 + 5 * k do
+  args[a - 2] = tonumber(ARGV[a])
+end
 local nvs, mss = {}, {}
-if multi(k, KEYS, 0, ARGV, 3, values, now, slack, out, 0, nvs, mss) then
+if multi(k, KEYS, 0, args, 1, values, now, slack, out, 0, nvs, mss) then
   for i = 1, k do
     if nvs[i] then
       redis.call('SET', KEYS[i], nvs[i], 'PX', px(mss[i]))

@@ -1,5 +1,6 @@
--- prelude.lua: the start of every script (scripts.go puts it in front): the
--- clock and the encoding of state and replies.
+-- prelude.lua: the start of every script, after its encoding line
+-- (scripts.go composes every script from these files): the clock and the
+-- encoding of replies.
 --
 -- Each GET-based algorithm's file (bucket.lua, window.lua, swindow.lua)
 -- then defines a pure function
@@ -18,11 +19,11 @@
 -- takes with one MGET and one SET per key. The sliding log (log.lua) works
 -- on its ZSET directly.
 
--- struct packs the state and the reply as binary where Redis Lua offers it
--- (Redis, Valkey); miniredis and some Redis-compatible servers have no
--- struct, and get the string encoding. Both read the string encoding, the
--- one earlier versions wrote.
-local struct = rawget(_G, 'struct')
+-- struct, which packs the state and the reply as binary, is defined before
+-- this file by the script's encoding line (scripts.go): Redis Lua's struct
+-- library where the server has it (Redis, Valkey), nil where it has not
+-- (miniredis, some Redis-compatible servers) or where the string encoding
+-- is forced; both read the string encoding, the one earlier versions wrote.
 
 local floor, ceil = math.floor, math.ceil
 

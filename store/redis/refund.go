@@ -40,18 +40,7 @@ func (s *Store) RefundN(ctx context.Context, key string, limit ratelimit.Limit, 
 
 // refund sends one refund and reads its reply.
 func (s *Store) refund(ctx context.Context, key string, limit ratelimit.Limit, n int, age time.Duration) (ratelimit.Result, error) {
-	a := s.limitArgs(limit)
-	var before any = ""
-	if limit.Calendar != ratelimit.NoCalendar {
-		// The start of the window before the app's, which window.lua's
-		// calendarStop may pick, and whose start it has no length for.
-		start, _ := limit.Window(time.UnixMicro(a[2].(int64)).Add(-time.Nanosecond))
-		prev, _ := limit.Window(start.Add(-time.Nanosecond))
-		before = prev.UnixMicro()
-	}
-	sc := s.scripts.refund
-	args := []any{"evalsha", sc.script.Hash(), 1, s.Key(key, limit.Algorithm), s.clockArg(), s.deadlineArg(ctx),
-		int(limit.Algorithm), a[0], a[1], n, a[2], ceilMicros(age), before}
+	sc, args := s.refundArgs(ctx, key, limit, n, age)
 	var rows [1]row
 	if _, err := s.eval(ctx, sc, args, rows[:]); err != nil {
 		return ratelimit.Result{}, err

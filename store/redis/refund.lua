@@ -18,82 +18,50 @@
 -- capacity, keeping a booking's last event: the value and expiry to
 -- write, or nil.
 local function refundBucket(v, rate, capacity, n, now, slack)
-  if not v or n == 0 then
+  local last, tokens, ev = decodeBucket(v)
+  if not last or n == 0 then
     return nil, nil
   end
-  local tokens, last, ev = readBucket(v, capacity, now)
   ev = (last - now) * 1000 + ev -- ns after now
-  tokens = advance(tokens, last, now, rate, capacity) + n
+  tokens = refill(tokens, last, now, rate, capacity) + n
   if tokens > capacity then
     tokens = capacity
   end
-  return packBucket(now, tokens, ev, rate, capacity, slack)
+  return encodeBucket(now, tokens, ev, rate, capacity, slack)
 end
 
 -- refundWindow gives n back to the fixed window count in v if the take was
 -- surely in now's window: the value and expiry to write, or nil; and true
 -- when Redis's clock is in none of a calendar's windows.
 local function refundWindow(v, rate, capacity, n, period, age, before, now, slack)
-  local start, stop
-  if rate < 0 then
-    stop = calendarStop(-rate, period, now)
-    if not stop then
-      return nil, nil, true
-    end
-    if stop < period then
-      start = before -- the window before the app's
-    elseif stop == period then
-      start = period - math.floor(-rate / 4194304) * 1000000
-    else
-      start = period
-    end
+  local stop = windowStop(rate, period, now)
+  if not stop then
+    return nil, nil, true
+  end
+  local start
+  if rate >= 0 then
+    start = stop - period
+  elseif stop < period then
+    start = before -- the window before the app's
+  elseif stop == period then
+    start = period - floor(-rate / 4194304) * 1000000
   else
-    start = now - now % period
-    stop = start + period
+    start = period
   end
-  if not v then
-    return nil, nil
-  end
-  local e, c
-  if binary(v) then
-    local _
-    _, e, c = struct.unpack('<Bdd', v)
-  else
-    e, c = string.match(v, '^(%d+):(%d+)$')
-    e, c = tonumber(e), tonumber(c)
-  end
-  if e ~= stop or age > now - start then
+  local e, c = decodeWindow(v)
+  if not c or e ~= stop or age > now - start then
     return nil, nil -- another window's count, or a take that may be in one
   end
-  c = math.max(0, c - n)
-  if struct then
-    return struct.pack('<Bdd', 1, stop, c), math.ceil((stop - now) / 1000) + slack
-  end
-  return string.format('%.0f:%.0f', stop, c), math.ceil((stop - now) / 1000) + slack
+  return encodeWindow(stop, math.max(0, c - n), now, slack)
 end
 
 -- refundSliding gives n back to the current window's count if the take
 -- was surely in it, else to the previous window's if it may be there:
 -- the value and expiry to write, or nil.
 local function refundSliding(v, n, period, age, now, slack)
-  if not v then
-    return nil, nil
-  end
   local start = now - now % period
-  local s, p, c
-  if binary(v) then
-    local _
-    _, s, p, c = struct.unpack('<Bddd', v)
-  else
-    s, p, c = string.match(v, '^(%d+):(%d+):(%d+)$')
-    s, p, c = tonumber(s), tonumber(p), tonumber(c)
-  end
-  local prev, curr
-  if s == start then
-    prev, curr = p, c
-  elseif s == start - period then
-    prev, curr = c, 0
-  else
+  local prev, curr, counted = decodeSliding(v, start, period)
+  if not counted then
     return nil, nil -- both counts have left the trailing period
   end
   local elapsed = now - start
@@ -104,11 +72,7 @@ local function refundSliding(v, n, period, age, now, slack)
   else
     return nil, nil
   end
-  local ms = math.ceil((start + 2 * period - now) / 1000) + slack
-  if struct then
-    return struct.pack('<Bddd', 1, start, prev, curr), ms
-  end
-  return string.format('%.0f:%.0f:%.0f', start, prev, curr), ms
+  return encodeSliding(start, prev, curr, period, now, slack)
 end
 
 -- refundLog removes up to n tokens from the log's entries no older than

@@ -27,7 +27,7 @@ func (s *Store) ReserveN(ctx context.Context, key string, limit ratelimit.Limit,
 		return ratelimit.Reservation{}, err
 	}
 	p, b := s.pend(ctx, key, limit, n)
-	p.op, p.x = book, int64(maxWait)
+	p.op, p.maxWait = book, maxWait
 	var r ratelimit.Reservation
 	_, err := s.decide(b, p)
 	if err == nil {
@@ -62,9 +62,8 @@ func (s *Store) CancelReservation(ctx context.Context, key string, limit ratelim
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	at := r.At.UnixNano()
 	p, b := s.pend(ctx, key, limit, r.Tokens)
-	p.op, p.x, p.y = unbook, at/1000, at%1000
+	p.op, p.at = unbook, r.At.UnixNano()
 	_, err := s.decide(b, p)
 	p.free()
 	return err

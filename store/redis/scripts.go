@@ -1,7 +1,7 @@
 package redisstore
 
 import (
-	_ "embed"
+	"embed"
 	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -9,41 +9,58 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 )
 
-// The scripts: batch.lua decides a batch of takes, bookings,
-// cancellations and AllowAlls, each on its own (Store.AllowN, ReserveN,
-// CancelReservation and AllowAll under load); one.lua and onelog.lua a
-// take sent alone, with the code of its algorithm only, onereserve.lua a
-// booking or a cancellation sent alone, and onemulti.lua an AllowAll sent
-// alone, with multi.lua's multi, which decides several takes as one. Each
-// is prelude.lua (the clock and the encodings), the algorithms' files and
-// its own end.
-var (
-	//go:embed prelude.lua
-	preludeLua string
-	//go:embed batch.lua
-	batchLua string
-	//go:embed multi.lua
-	multiLua string
-	//go:embed onemulti.lua
-	oneMultiLua string
-	//go:embed one.lua
-	oneLua string
-	//go:embed onelog.lua
-	oneLogLua string
-	//go:embed bucket.lua
-	bucketLua string
-	//go:embed window.lua
-	windowLua string
-	//go:embed swindow.lua
-	slidingWindowLua string
-	//go:embed log.lua
-	logLua string
-	//go:embed reserve.lua
-	reserveLua string
-	//go:embed onereserve.lua
-	oneReserveLua string
-	//go:embed refund.lua
-	refundLua string
+// The scripts are composed from the Lua files below, each written once:
+// prelude.lua (the clock and the replies), one file per algorithm (its
+// state's decoding and encoding and its decision: bucket.lua, window.lua,
+// swindow.lua, log.lua), algorithms.lua (the decisions by algorithm),
+// reserve.lua (bookings and cancellations, on bucket.lua's functions),
+// multi.lua (several takes as one), and each script's own end: batch.lua
+// decides a batch of takes, bookings, cancellations and AllowAlls, each on
+// its own (Store.AllowN, ReserveN, CancelReservation and AllowAll under
+// load); one.lua a take sent alone, with the code of its algorithm only;
+// onereserve.lua a booking or a cancellation sent alone; onemulti.lua an
+// AllowAll sent alone; refund.lua a refund. Every script starts with its
+// encoding line, the one difference between the binary and the string
+// variants.
+//
+//go:embed *.lua
+var luaFiles embed.FS
+
+// lua returns the Lua file name.
+func lua(name string) string {
+	b, err := luaFiles.ReadFile(name)
+	if err != nil {
+		panic("ratelimit/redis: missing script file " + name) // the embed pattern holds them all
+	}
+	return string(b)
+}
+
+// recipes are the files each script is composed of, in order, after its
+// encoding line; a piece that does not end in ".lua" is a line of its own.
+var recipes = scriptRecipes{
+	one: [4][]string{
+		ratelimit.TokenBucket:   {"prelude.lua", "bucket.lua", "one.lua", "return one(bucket)\n"},
+		ratelimit.FixedWindow:   {"prelude.lua", "window.lua", "one.lua", "return one(window)\n"},
+		ratelimit.SlidingWindow: {"prelude.lua", "swindow.lua", "one.lua", "return one(swindow)\n"},
+		ratelimit.SlidingLog:    {"prelude.lua", "log.lua", "one.lua", "return one(logTake, true)\n"},
+	},
+	batch:   []string{"prelude.lua", "bucket.lua", "window.lua", "swindow.lua", "log.lua", "algorithms.lua", "reserve.lua", "multi.lua", "batch.lua"},
+	multi:   []string{"prelude.lua", "bucket.lua", "window.lua", "swindow.lua", "log.lua", "algorithms.lua", "multi.lua", "onemulti.lua"},
+	reserve: []string{"prelude.lua", "bucket.lua", "reserve.lua", "onereserve.lua"},
+	refund:  []string{"prelude.lua", "bucket.lua", "window.lua", "swindow.lua", "log.lua", "algorithms.lua", "reserve.lua", "refund.lua"},
+}
+
+// scriptRecipes are the files of each script of a scriptSet.
+type scriptRecipes struct {
+	one                           [4][]string
+	batch, multi, reserve, refund []string
+}
+
+// The encoding lines: struct packs state and replies as binary where the
+// server's Lua has it; nil makes every script use strings.
+const (
+	binaryEncoding = "local struct = rawget(_G, 'struct')\n"
+	stringEncoding = "local struct = nil\n"
 )
 
 // tags are the algorithms' parts of a key, between the prefix and the
@@ -56,36 +73,41 @@ type script struct {
 	source string // for EVAL after NOSCRIPT
 }
 
-// newScript makes the script name of body, after prelude.lua.
-func newScript(name, body string, binary bool) *script {
-	prelude := preludeLua
-	if !binary {
-		prelude = strings.Replace(prelude, structLine, "local struct = nil\n", 1)
+// compose returns the source of the script of recipe, after encoding.
+func compose(encoding string, recipe []string) string {
+	var b strings.Builder
+	b.WriteString(encoding)
+	for _, piece := range recipe {
+		if strings.HasSuffix(piece, ".lua") {
+			piece = lua(piece)
+		}
+		b.WriteString(piece)
 	}
-	source := prelude + body
+	return b.String()
+}
+
+// newScript makes the script name of recipe.
+func newScript(name, encoding string, recipe []string) *script {
+	source := compose(encoding, recipe)
 	return &script{name: name, script: goredis.NewScript(source), source: source}
 }
 
-// newSet makes the scripts, packing as binary where the server can if
-// binary is set.
-func newSet(binary bool) scriptSet {
-	all := bucketLua + windowLua + slidingWindowLua + logLua
+// newSet makes the scripts with the encoding line encoding.
+func newSet(encoding string) scriptSet {
+	r := &recipes
 	return scriptSet{
 		one: [...]*script{
-			ratelimit.TokenBucket:   newScript("bucket.lua", bucketLua+oneLua+"return one(bucket)\n", binary),
-			ratelimit.FixedWindow:   newScript("window.lua", windowLua+oneLua+"return one(window)\n", binary),
-			ratelimit.SlidingWindow: newScript("swindow.lua", slidingWindowLua+oneLua+"return one(swindow)\n", binary),
-			ratelimit.SlidingLog:    newScript("log.lua", logLua+oneLogLua, binary),
+			ratelimit.TokenBucket:   newScript("bucket.lua", encoding, r.one[ratelimit.TokenBucket]),
+			ratelimit.FixedWindow:   newScript("window.lua", encoding, r.one[ratelimit.FixedWindow]),
+			ratelimit.SlidingWindow: newScript("swindow.lua", encoding, r.one[ratelimit.SlidingWindow]),
+			ratelimit.SlidingLog:    newScript("log.lua", encoding, r.one[ratelimit.SlidingLog]),
 		},
-		batch:   newScript("batch.lua", all+reserveLua+multiLua+batchLua, binary),
-		multi:   newScript("multi.lua", all+multiLua+oneMultiLua, binary),
-		reserve: newScript("reserve.lua", reserveLua+oneReserveLua, binary),
-		refund:  newScript("refund.lua", all+reserveLua+refundLua, binary),
+		batch:   newScript("batch.lua", encoding, r.batch),
+		multi:   newScript("multi.lua", encoding, r.multi),
+		reserve: newScript("reserve.lua", encoding, r.reserve),
+		refund:  newScript("refund.lua", encoding, r.refund),
 	}
 }
-
-// structLine is the line of prelude.lua that finds the struct library.
-const structLine = "local struct = rawget(_G, 'struct')\n"
 
 // scriptSet is the scripts a store runs; one is indexed by
 // ratelimit.Algorithm.
@@ -99,9 +121,9 @@ type scriptSet struct {
 var (
 	// detected packs state and replies as binary wherever the server's Lua
 	// has struct, and falls back to strings where it has not.
-	detected = newSet(true)
+	detected = newSet(binaryEncoding)
 	// stringsOnly always uses strings: the fallback, forced (for tests).
-	stringsOnly = newSet(false)
+	stringsOnly = newSet(stringEncoding)
 )
 
 // all lists the scripts of the set.

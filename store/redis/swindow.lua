@@ -1,28 +1,50 @@
--- swindow.lua: the sliding window counter's decision, after prelude.lua.
+-- swindow.lua: the sliding window counter, after prelude.lua: its state's
+-- one decoding and encoding, and its decision (refund.lua uses them too).
 -- Mirrors slidingWindow in store/memory/window.go, in microseconds: the
 -- estimate prev * (1 - elapsed / period) + curr stays at most Rate.
 --
 -- v  the start of the current window (µs) and the counts of the window
 --    before it and of it: with struct, the byte 1 and three doubles; else
 --    the string "start:prev:curr"
+
+-- decodeSliding reads the counts in v as of the window starting at start:
+-- the previous window's and the current one's; and whether v held counts
+-- of either (false: both have left the trailing period, or there is none).
+local function decodeSliding(v, start, period)
+  if not v then
+    return 0, 0, false
+  end
+  local s, p, c
+  if binary(v) then
+    local _
+    _, s, p, c = struct.unpack('<Bddd', v)
+  else
+    s, p, c = string.match(v, '^(%d+):(%d+):(%d+)$')
+    s, p, c = tonumber(s), tonumber(p), tonumber(c)
+  end
+  if s == start then
+    return p, c, true
+  elseif s == start - period then
+    return c, 0, true
+  end
+  return 0, 0, false
+end
+
+-- encodeSliding is the value of the counts of the window starting at start
+-- and of the one before, and its expiry in ms: when both have left the
+-- trailing period.
+local function encodeSliding(start, prev, curr, period, now, slack)
+  local ms = ceil((start + 2 * period - now) / 1000) + slack
+  if struct then
+    return struct.pack('<Bddd', 1, start, prev, curr), ms
+  end
+  return string.format('%.0f:%.0f:%.0f', start, prev, curr), ms
+end
+
+-- swindow decides a take of n (see prelude.lua).
 local function swindow(v, rate, capacity, n, period, now, slack)
   local start = now - now % period
-  local prev, curr = 0, 0
-  if v then
-    local s, p, c
-    if binary(v) then
-      local _
-      _, s, p, c = struct.unpack('<Bddd', v)
-    else
-      s, p, c = string.match(v, '^(%d+):(%d+):(%d+)$')
-      s, p, c = tonumber(s), tonumber(p), tonumber(c)
-    end
-    if s == start then
-      prev, curr = p, c
-    elseif s == start - period then
-      prev = c
-    end
-  end
+  local prev, curr = decodeSliding(v, start, period)
   local elapsed = now - start
   local weight = 1 - elapsed / period
 
@@ -31,12 +53,7 @@ local function swindow(v, rate, capacity, n, period, now, slack)
     allowed = 1
     curr = curr + n
     if n > 0 then
-      if struct then
-        nv = struct.pack('<Bddd', 1, start, prev, curr)
-      else
-        nv = string.format('%.0f:%.0f:%.0f', start, prev, curr)
-      end
-      ms = math.ceil((start + 2 * period - now) / 1000) + slack
+      nv, ms = encodeSliding(start, prev, curr, period, now, slack)
     end
   else
     local room = capacity - curr - n

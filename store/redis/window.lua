@@ -1,4 +1,5 @@
--- window.lua: the fixed window counter's decision, after prelude.lua.
+-- window.lua: the fixed window counter, after prelude.lua: its state's one
+-- decoding and encoding, and its decision (refund.lua uses them too).
 -- Mirrors fixedWindow in store/memory/window.go, in microseconds.
 -- Windows of a calendar limit come from the app: see calendarStop.
 --
@@ -29,31 +30,50 @@ local function calendarStop(packed, stop, now)
   return nil
 end
 
-local function window(v, rate, capacity, n, period, now, slack)
-  -- windows are aligned to multiples of the period since the epoch, or to
-  -- a calendar's days or months
-  local stop
+-- windowStop is the end (µs) of the window that holds now: windows are
+-- aligned to multiples of the period since the epoch, or to a calendar's
+-- days or months (rate < 0); nil if a calendar's windows hold none.
+local function windowStop(rate, period, now)
   if rate < 0 then
-    stop = calendarStop(-rate, period, now)
-    if not stop then
-      return -2, 0, 0, 0, nil, nil
-    end
-  else
-    stop = now - now % period + period
+    return calendarStop(-rate, period, now)
+  end
+  return now - now % period + period
+end
+
+-- decodeWindow reads the window in v: the end of its window and its count;
+-- nil when there is none.
+local function decodeWindow(v)
+  if not v then
+    return nil
+  end
+  if binary(v) then
+    local _, e, c = struct.unpack('<Bdd', v)
+    return e, c
+  end
+  local e, c = string.match(v, '^(%d+):(%d+)$')
+  return tonumber(e), tonumber(c)
+end
+
+-- encodeWindow is the value of count in the window ending at stop, and
+-- its expiry in ms: when that window ends.
+local function encodeWindow(stop, count, now, slack)
+  local ms = ceil((stop - now) / 1000) + slack
+  if struct then
+    return struct.pack('<Bdd', 1, stop, count), ms
+  end
+  return string.format('%.0f:%.0f', stop, count), ms
+end
+
+-- window decides a take of n (see prelude.lua).
+local function window(v, rate, capacity, n, period, now, slack)
+  local stop = windowStop(rate, period, now)
+  if not stop then
+    return -2, 0, 0, 0, nil, nil
   end
   local count = 0
-  if v then
-    local e, c
-    if binary(v) then
-      local _
-      _, e, c = struct.unpack('<Bdd', v)
-    else
-      e, c = string.match(v, '^(%d+):(%d+)$')
-      e, c = tonumber(e), tonumber(c)
-    end
-    if e == stop then
-      count = c
-    end
+  local e, c = decodeWindow(v)
+  if e == stop and c then
+    count = c
   end
 
   local allowed, retry, nv, ms = 0, 0, nil, nil
@@ -61,12 +81,7 @@ local function window(v, rate, capacity, n, period, now, slack)
     allowed = 1
     count = count + n
     if n > 0 then
-      if struct then
-        nv = struct.pack('<Bdd', 1, stop, count)
-      else
-        nv = string.format('%.0f:%.0f', stop, count)
-      end
-      ms = math.ceil((stop - now) / 1000) + slack
+      nv, ms = encodeWindow(stop, count, now, slack)
     end
   else
     retry = stop - now -- the next window takes n <= capacity

@@ -11,6 +11,10 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 )
 
+// The wire: a script call sent at most once (eval), its reply read
+// (decode), and a batch's call and outcomes (send). What waits and who
+// sends is queue.go's; the arguments are args.go's.
+
 // onceCmd is a script call that go-redis must never resend: a resent call
 // could count one request twice.
 type onceCmd struct{ *goredis.Cmd }
@@ -153,4 +157,78 @@ func (s *Store) deadlineArg(ctx context.Context) any {
 		}
 	}
 	return ""
+}
+
+// send decides batch in one script call, and sets each decision's outcome.
+func (s *Store) send(batch []*pending) {
+	k := len(batch)
+	var sc *script
+	var args []any
+	var one [1]row
+	rows := one[:]
+	if k == 1 {
+		p := batch[0]
+		sc, args = s.aloneArgs(p)
+		if p.op == all {
+			rows = p.rows
+		}
+	} else {
+		var width int
+		sc = s.scripts.batch
+		args, width = s.batchArgs(batch)
+		rows = make([]row, width)
+	}
+	ctx, cancel := batchContext(batch)
+	now, err := s.eval(ctx, sc, args, rows)
+	if cancel != nil {
+		cancel()
+	}
+	off := 0
+	for _, p := range batch {
+		r := rows[off]
+		switch {
+		case err != nil:
+			p.err = err
+		case p.op == all:
+			if k > 1 {
+				copy(p.rows, rows[off:])
+			}
+			if missedWindow(p.rows) {
+				p.err = errMissedWindow
+			}
+		case r[0] == missed:
+			p.err = errMissedWindow
+		case r[0] < 0:
+			p.err = ErrLate
+		default:
+			p.res = r.result(p.limit)
+			if p.op == book && p.res.Allowed {
+				// A booking's row has its delay in ns where a denial's
+				// retry-after is.
+				p.res.RetryAfter, p.delay, p.now = 0, time.Duration(r[2]), now
+			}
+		}
+		off += p.width()
+	}
+}
+
+// batchContext is the context of the call that carries batch: the
+// decision's own for one; for several, the first one's values, never
+// canceled, and the latest of their deadlines (none if one has none), so
+// that no caller's deadline cuts short the call of the others.
+func batchContext(batch []*pending) (context.Context, context.CancelFunc) {
+	if len(batch) == 1 {
+		return batch[0].ctx, nil
+	}
+	var latest time.Time
+	for _, p := range batch {
+		d, ok := p.ctx.Deadline()
+		if !ok {
+			return context.WithoutCancel(batch[0].ctx), nil
+		}
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	return context.WithDeadline(context.WithoutCancel(batch[0].ctx), latest)
 }
