@@ -83,7 +83,8 @@ func TestDenyCacheHoldsOnlyForItsLimit(t *testing.T) {
 // a store that is not Local and the same limiter on a Local store (no
 // cache, the oracle) on one random timeline, each request under a limit
 // chosen at random (as plans and LimitFuncs choose them): every decision
-// must be the same, Retry-After too.
+// must be the same, Retry-After too: 1,000 requests a timeline, or 3,000
+// with RATELIMIT_SLOW_TESTS.
 func TestDenyCacheAcrossLimitsIsExact(t *testing.T) {
 	sizes := []int{2, 5, 9}
 	algorithms := []struct {
@@ -114,7 +115,7 @@ func TestDenyCacheAcrossLimitsIsExact(t *testing.T) {
 						t.Fatal(err)
 					}
 					rng := rand.New(rand.NewPCG(7, 9))
-					const requests = 3000
+					requests := sized(3000, 1000)
 					for i := range requests {
 						time.Sleep(time.Duration(rng.Int64N(int64(20 * time.Millisecond))))
 						ctx := withRequestLimit(context.Background(), sizes[rng.IntN(len(sizes))])

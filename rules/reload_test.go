@@ -129,8 +129,13 @@ func TestReloadKeepsTheDenyCache(t *testing.T) {
 }
 
 // TestReloadUnderLoad: requests keep being served, each by one whole rule
-// set, while rules are reloaded over and over (run with -race).
+// set, while rules are reloaded over and over (run with -race): 60 times,
+// or 200 with RATELIMIT_SLOW_TESTS.
 func TestReloadUnderLoad(t *testing.T) {
+	reloads := 60
+	if os.Getenv("RATELIMIT_SLOW_TESTS") != "" {
+		reloads = 200
+	}
 	store := memory.New()
 	defer store.Close()
 	h := newHandler(t, store, before)
@@ -154,7 +159,7 @@ func TestReloadUnderLoad(t *testing.T) {
 			}
 		}()
 	}
-	for i := range 200 {
+	for i := range reloads {
 		file := []string{before, after, "rules: ["}[i%3]
 		_, err := h.Reload([]byte(file))
 		if (err != nil) != (i%3 == 2) {

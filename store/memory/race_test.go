@@ -12,6 +12,7 @@ import "time"
 const stallBound time.Duration = 0
 
 // housekeepingKeys is how many keys the housekeeping test fills the store
-// with: under -race, where its latency is not checked, a tenth of the
-// million of the checked run, which still exercises every code path.
-const housekeepingKeys = 100_000
+// with: under -race, where its latency is not checked, a fortieth of the
+// million of the checked run (a tenth with RATELIMIT_SLOW_TESTS), which
+// still exercises every code path.
+var housekeepingKeys = sized(100_000, 25_000)

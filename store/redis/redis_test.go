@@ -315,7 +315,13 @@ func TestClusterSpreadsKeysOverEveryMaster(t *testing.T) {
 // TestConformanceRing: a goredis.Ring over two servers, each key on one of
 // them, passes the suite too; the scripts' arithmetic is what the other
 // runs replay at length, so one timeline per comparison covers the routing.
+// The whole suite a third time takes a third of the package's run: it runs
+// with RATELIMIT_SLOW_TESTS; by default the Ring is covered by
+// TestAllowAllAcrossSlots.
 func TestConformanceRing(t *testing.T) {
+	if !slowTests() {
+		t.Skip("the suite again, on a Ring of two miniredis: set RATELIMIT_SLOW_TESTS=1 to run it (.ci/run does)")
+	}
 	t.Parallel()
 	storetest.RunWithClock(t, func(t *testing.T) (ratelimit.Store, func(time.Time)) {
 		a, b := miniredis.RunT(t), miniredis.RunT(t)
