@@ -16,8 +16,7 @@ import (
 // TestCancelledWaitsFreeTheBudget: 100 Waits (1,000 with
 // RATELIMIT_SLOW_TESTS) booked at once on Redis and cancelled while they
 // wait give every token back (one refund each): the key's budget is free
-// again at once, not booked for minutes. A thousand at once on miniredis
-// under -race on a busy machine wait out the client's pool timeout.
+// again at once, not booked for the hours of every waiter's booking.
 func TestCancelledWaitsFreeTheBudget(t *testing.T) {
 	srvs := servers(t)
 	// miniredis runs Lua in the test process: under the race detector on a
