@@ -62,7 +62,7 @@ func DecideMixed(s *Store, takes []BatchTake) ([]ratelimit.Reservation, []error)
 		}
 		batch[i] = p
 	}
-	s.send(batch)
+	s.send(nil, batch)
 	rs, errs := make([]ratelimit.Reservation, len(takes)), make([]error, len(takes))
 	for i, p := range batch {
 		switch errs[i] = p.err; {
