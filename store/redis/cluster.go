@@ -18,7 +18,9 @@ import (
 // failed over). Then, as after a READONLY (the master became a replica)
 // or a redirect, each also a proof that nothing ran, the batch's cached
 // routes are dropped and it goes again as a pipeline of one call per slot
-// through the cluster client, which follows MOVED and ASK. Nothing else is
+// through the cluster client, which follows MOVED and ASK (a slot's call
+// answered TRYAGAIN, in a migration, goes again as lone decisions, which
+// ASK takes where their keys are). Nothing else is
 // resent: a broken connection or a timeout fails the batch's decisions
 // (at most once), and drops its routes, so that the next batches find
 // their masters again. Where the node script is refused (Redis before 7,
@@ -106,9 +108,22 @@ func (s *Store) sendSlots(batch []*pending) {
 	for i := range calls {
 		c := &calls[i]
 		now, err := s.answer(ctx, s.client, c.sc, c.args, c.rows, c.cmd, c.cmd.Err(), sent)
+		if len(c.group) > 1 && hasPrefix(err, retryAlone) {
+			// A slot being migrated refused the call (nothing ran): each
+			// decision goes alone, which one redirect takes where its keys are.
+			for _, p := range c.group {
+				s.send(nil, []*pending{p})
+			}
+			continue
+		}
 		settle(c.group, c.rows, now, err)
 	}
 }
+
+// retryAlone are the answers to a per-slot call that prove it ran nothing
+// and that its decisions can go alone: TRYAGAIN, for keys of a slot being
+// migrated, some moved and some not.
+var retryAlone = []string{"TRYAGAIN"}
 
 // bySlot splits batch into its slots' decisions, each in batch's order.
 func bySlot(batch []*pending) [][]*pending {

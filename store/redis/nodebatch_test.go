@@ -43,21 +43,26 @@ func nodeCalls(cc *goredis.ClusterClient) *scriptCounter {
 
 // hammer decides, from g goroutines, rounds takes of 1 on each of keys (each
 // goroutine starting at its own place), and returns how many each key was
-// allowed and the errors. Each decision has its own budget of budget.
-func hammer(s *redisstore.Store, keys []string, l ratelimit.Limit, g, rounds int, budget time.Duration, during func(done int64)) (map[string]int, []error) {
+// allowed, the errors, and the longest a decision took. Each decision has
+// its own budget of budget; during, if set, runs after each decision.
+func hammer(s *redisstore.Store, keys []string, l ratelimit.Limit, g, rounds int, budget time.Duration, during func(done int64)) (map[string]int, []error, time.Duration) {
 	var mu sync.Mutex
 	allowed := map[string]int{}
 	var errs []error
+	var worst time.Duration
 	var done atomic.Int64
 	var wg sync.WaitGroup
 	for w := range g {
 		wg.Go(func() {
 			for j := range rounds * len(keys) / g {
 				k := keys[(w+j*g)%len(keys)]
+				start := time.Now()
 				ctx, cancel := context.WithTimeout(context.Background(), budget)
 				res, err := s.AllowN(ctx, k, l, 1)
 				cancel()
+				took := time.Since(start)
 				mu.Lock()
+				worst = max(worst, took)
 				if err != nil {
 					errs = append(errs, err)
 				} else if res.Allowed {
@@ -71,7 +76,7 @@ func hammer(s *redisstore.Store, keys []string, l ratelimit.Limit, g, rounds int
 		})
 	}
 	wg.Wait()
-	return allowed, errs
+	return allowed, errs, worst
 }
 
 func spreadKeys(prefix string, n int) []string {
@@ -95,7 +100,7 @@ func TestClusterBatchesPerMasterExactly(t *testing.T) {
 	s := redisstore.New(cc, redisstore.WithPrefix(prefix(t)))
 	keys := spreadKeys("exact", 3000)
 	const budget = 5
-	allowed, errs := hammer(s, keys, ratelimit.PerHour(budget), 256, 8, 10*time.Second, nil)
+	allowed, errs, _ := hammer(s, keys, ratelimit.PerHour(budget), 256, 8, 10*time.Second, nil)
 	if len(errs) > 0 {
 		t.Fatalf("%d errors, the first: %v", len(errs), errs[0])
 	}
@@ -121,7 +126,7 @@ func TestClusterPerSlotBatchesExactly(t *testing.T) {
 	node := nodeCalls(cc)
 	s := redisstore.New(cc, redisstore.WithPrefix(prefix(t)), redisstore.WithPerSlotBatches())
 	keys := spreadKeys("slots", 3000)
-	allowed, errs := hammer(s, keys, ratelimit.PerHour(3), 256, 5, 10*time.Second, nil)
+	allowed, errs, _ := hammer(s, keys, ratelimit.PerHour(3), 256, 5, 10*time.Second, nil)
 	if len(errs) > 0 {
 		t.Fatalf("%d errors, the first: %v", len(errs), errs[0])
 	}
