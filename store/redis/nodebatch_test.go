@@ -139,3 +139,28 @@ func TestClusterPerSlotBatchesExactly(t *testing.T) {
 		t.Errorf("%d node-script calls with WithPerSlotBatches, want none", n)
 	}
 }
+
+// TestClusterLoneDecisionsGoAlone: one decision at a time on the Cluster
+// is one script call each, routed by its key, never a node-script batch.
+func TestClusterLoneDecisionsGoAlone(t *testing.T) {
+	addrs := clusterAddrs(t)
+	cc := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs})
+	t.Cleanup(func() { cc.Close() })
+	node := nodeCalls(cc)
+	routed := &scriptCounter{}
+	cc.AddHook(routed)
+	s := redisstore.New(cc, redisstore.WithPrefix(prefix(t)))
+	if _, err := s.AllowN(context.Background(), "warm/up", ratelimit.PerHour(1), 1); err != nil {
+		t.Fatal(err) // loads the scripts: NOSCRIPT and EVAL are not counted below
+	}
+	node.calls.Store(0)
+	routed.calls.Store(0)
+	keys := spreadKeys("lone", 200)
+	allowed, errs, _ := hammer(s, keys, ratelimit.PerHour(1), 1, 1, 10*time.Second, nil)
+	if len(errs) > 0 || len(allowed) != len(keys) {
+		t.Fatalf("%d keys allowed, errors %v; want all %d", len(allowed), errs, len(keys))
+	}
+	if n, r := node.calls.Load(), routed.calls.Load(); n != 0 || r != int64(len(keys)) {
+		t.Errorf("%d node-script calls and %d routed calls for %d lone decisions; want 0 and %d", n, r, len(keys), len(keys))
+	}
+}

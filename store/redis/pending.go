@@ -91,7 +91,9 @@ func (s *Store) pend(ctx context.Context, key string, limit ratelimit.Limit, n i
 	p.key = s.prefix + tags[limit.Algorithm] + string(tag[:]) + key
 	p.limit, p.n = limit, n
 	p.deadline = s.deadlineArg(ctx)
-	p.slot = clusterSlot(tag[1:9])
+	if s.sharded {
+		p.slot = clusterSlot(tag[1:9])
+	}
 	return p, s.batcherFor(ctx, &tag)
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/ratelimit-go/ratelimit"
 )
 
-// Group commit. Decisions for one Redis node (one slot on Cluster) share a
+// Group commit. Decisions for one Redis node (one master on Cluster) share a
 // batcher. A decision that finds fewer than maxSenders calls in flight is
 // sent at once, alone, by its caller's goroutine: a quiet server sees one
 // script call per decision, as without batching. One that finds them all
