@@ -1,11 +1,13 @@
 -- batch.lua: the end of the script that decides a batch of takes, after
--- prelude.lua, every algorithm's file, algorithms.lua, reserve.lua and
--- multi.lua. Each
+-- prelude.lua, every algorithm's file, algorithms.lua, reserve.lua,
+-- multi.lua and read.lua (or node.lua, for a batch over a Cluster node's
+-- slots). Each
 -- take (or AllowAll: see below) is its own decision, atomic, decided in
 -- order (a take sees the takes before it on the same key) at one instant
 -- of Redis's clock, with its own deadline; one MGET reads the state of
 -- every GET-based key and one SET per key writes what the batch took.
--- KEYS[i]  the key of take i (on Redis Cluster, all of one slot)
+-- KEYS[i]  the key of take i (on Redis Cluster, all of one slot, or of one
+--          node with node.lua)
 -- ARGV[1]  the app's clock in µs since the epoch, or "": Redis TIME
 -- ARGV[2]  m, the number of distinct limits in the batch
 -- ARGV[3 + 4(j-1)] .. ARGV[6 + 4(j-1)]  limit j: its algorithm (the value
@@ -47,12 +49,9 @@ for i = 1, #KEYS do
     names[#names + 1] = KEYS[i]
   end
 end
-local values = {}
-if #names > 0 then
-  local got = redis.call('MGET', unpack(names))
-  for j = 1, #names do
-    values[names[j]] = got[j]
-  end
+local values = read(names, KEYS)
+if not values then -- nothing was read or written
+  return redis.error_reply('NOTLOCAL a key of the batch is not served by this node')
 end
 
 local out, expiry, order = {}, {}, {}

@@ -1,43 +1,70 @@
 package redisstore
 
-import "sync"
+import (
+	"context"
+	"sync"
+	"sync/atomic"
 
-// batchers are a store's batchers: one for a single node, one per Cluster
-// slot (made as decisions come) for a ClusterClient.
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// batchers are a store's batchers: one for a single node; on a Cluster,
+// one per master (made as decisions come), found from a key's slot through
+// a cache of the slots' masters (cluster.go).
 type batchers struct {
-	bySlot bool
-	one    batcher
-	mu     sync.RWMutex
-	slots  map[uint16]*batcher // at most 16,384
+	one batcher
+
+	cluster *goredis.ClusterClient // nil: a single node
+	// slots caches each slot's master's batcher; an entry is dropped when
+	// a call proves or suggests the slot has moved, and found again from
+	// the cluster client's view.
+	slots [16384]atomic.Pointer[batcher]
+	mu    sync.Mutex
+	nodes map[string]*batcher // by master address, at most one per master ever seen
 }
 
 // batcherFor returns the batcher of keys with hash tag tag, or nil when
-// the store does not batch.
-func (s *Store) batcherFor(tag *[10]byte) *batcher {
+// the store does not batch them (or cannot find their master: the
+// decision then goes alone, routed by the cluster client).
+func (s *Store) batcherFor(ctx context.Context, tag *[10]byte) *batcher {
 	if !s.batching {
 		return nil
 	}
 	bs := &s.batchers
-	if !bs.bySlot {
+	if bs.cluster == nil {
 		return &bs.one
 	}
 	slot := clusterSlot(tag[1:9])
-	bs.mu.RLock()
-	b := bs.slots[slot]
-	bs.mu.RUnlock()
-	if b != nil {
+	if b := bs.slots[slot].Load(); b != nil {
 		return b
 	}
-	bs.mu.Lock()
-	defer bs.mu.Unlock()
-	if b = bs.slots[slot]; b == nil {
-		if bs.slots == nil {
-			bs.slots = make(map[uint16]*batcher)
-		}
-		b = &batcher{}
-		bs.slots[slot] = b
+	node, err := bs.cluster.MasterForKey(ctx, string(tag[:]))
+	if err != nil {
+		return nil
 	}
+	addr := node.Options().Addr
+	bs.mu.Lock()
+	b := bs.nodes[addr]
+	if b == nil {
+		if bs.nodes == nil {
+			bs.nodes = make(map[string]*batcher)
+		}
+		b = &batcher{addr: addr}
+		bs.nodes[addr] = b
+	}
+	b.node.Store(node) // the same address may come with a new client
+
+	bs.mu.Unlock()
+	bs.slots[slot].Store(b)
 	return b
+}
+
+// forget drops the cached masters of the slots of batch: the next
+// decisions for them find their master again.
+func (bs *batchers) forget(batch []*pending) {
+	for _, p := range batch {
+		bs.slots[p.slot].Store(nil)
+	}
 }
 
 // clusterSlot is the Redis Cluster slot of a hash tag's content: CRC16

@@ -82,3 +82,15 @@ func ExampleWithoutBatching() {
 	fmt.Println(res.Allowed, res.Remaining, err)
 	// Output: true 3 <nil>
 }
+
+// On a Redis Cluster whose servers are older than Redis 7, or behind a
+// proxy that refuses a script's undeclared keys, each master's batch goes
+// as a pipeline of one call per slot. (The store also finds this out by
+// itself the first time a master refuses the script over its slots.)
+func ExampleWithPerSlotBatches() {
+	client := goredis.NewClusterClient(&goredis.ClusterOptions{
+		Addrs: []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"},
+	})
+	store := redisstore.New(client, redisstore.WithPerSlotBatches())
+	_ = store
+}

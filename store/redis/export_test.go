@@ -45,6 +45,10 @@ func DecideBatch(s *Store, takes []BatchTake) ([]ratelimit.Result, []error) {
 // DecideMixed is DecideBatch with each outcome as a booking's: a take's
 // and a cancellation's are their Result only.
 func DecideMixed(s *Store, takes []BatchTake) ([]ratelimit.Reservation, []error) {
+	return decideWith(s, takes, func(batch []*pending) { s.send(nil, batch) })
+}
+
+func decideWith(s *Store, takes []BatchTake, send func([]*pending)) ([]ratelimit.Reservation, []error) {
 	batch := make([]*pending, len(takes))
 	for i, t := range takes {
 		p := &pending{ctx: t.Ctx, key: s.Key(t.Key, t.Limit.Algorithm), limit: t.Limit, n: t.N, deadline: s.deadlineArg(t.Ctx)}
@@ -62,7 +66,7 @@ func DecideMixed(s *Store, takes []BatchTake) ([]ratelimit.Reservation, []error)
 		}
 		batch[i] = p
 	}
-	s.send(batch)
+	send(batch)
 	rs, errs := make([]ratelimit.Reservation, len(takes)), make([]error, len(takes))
 	for i, p := range batch {
 		switch errs[i] = p.err; {

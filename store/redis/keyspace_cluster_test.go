@@ -17,16 +17,24 @@ import (
 	redisstore "github.com/ratelimit-go/ratelimit/store/redis"
 )
 
-// scriptCounter counts the script calls a go-redis client sends.
-type scriptCounter struct{ calls atomic.Int64 }
+// scriptCounter counts the script calls a go-redis client sends (only
+// those only accepts, if set).
+type scriptCounter struct {
+	calls atomic.Int64
+	only  func(goredis.Cmder) bool
+}
+
+func (c *scriptCounter) count(cmd goredis.Cmder) {
+	if name := cmd.Name(); (name == "evalsha" || name == "eval") && (c.only == nil || c.only(cmd)) {
+		c.calls.Add(1)
+	}
+}
 
 func (*scriptCounter) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 
 func (c *scriptCounter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
-		if name := cmd.Name(); name == "evalsha" || name == "eval" {
-			c.calls.Add(1)
-		}
+		c.count(cmd)
 		return next(ctx, cmd)
 	}
 }
@@ -34,9 +42,7 @@ func (c *scriptCounter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHoo
 func (c *scriptCounter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []goredis.Cmder) error {
 		for _, cmd := range cmds {
-			if name := cmd.Name(); name == "evalsha" || name == "eval" {
-				c.calls.Add(1)
-			}
+			c.count(cmd)
 		}
 		return next(ctx, cmds)
 	}

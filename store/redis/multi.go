@@ -56,7 +56,10 @@ func (s *Store) allowAll(ctx context.Context, takes []ratelimit.Take, results []
 	p := newPending()
 	p.ctx, p.op, p.takes, p.keys, p.rows = ctx, all, takes, keys, rows
 	p.deadline = s.deadlineArg(ctx)
-	_, err := s.decide(s.batcherFor(&tag), p)
+	if s.sharded {
+		p.slot = clusterSlot(tag[1:9])
+	}
+	_, err := s.decide(s.batcherFor(ctx, &tag), p)
 	p.free()
 	if err == errMissedWindow {
 		if !resent {

@@ -38,3 +38,14 @@ func WithAppClock(now func() time.Time) Option {
 func WithoutBatching() Option {
 	return func(s *Store) { s.batching = false }
 }
+
+// WithPerSlotBatches makes a store on a Redis Cluster send each master's
+// batch of decisions as a pipeline of one script call per slot, instead of
+// one script call over the master's slots (the default, which needs Redis
+// 7's allow-cross-slot-keys flag and a server that runs a script's
+// undeclared keys). For Redis before 7 and proxies or managed services
+// that refuse such scripts; the store also turns to it by itself the first
+// time a master refuses the script. No effect on other clients.
+func WithPerSlotBatches() Option {
+	return func(s *Store) { s.perSlot.Store(true) }
+}

@@ -18,8 +18,9 @@ type pending struct {
 	key      string // the Redis key
 	limit    ratelimit.Limit
 	n        int
-	deadline any // the script's deadline argument
-	op       op  // a take (the zero value), a booking, a cancellation or an AllowAll
+	deadline any    // the script's deadline argument
+	op       op     // a take (the zero value), a booking, a cancellation or an AllowAll
+	slot     uint16 // the Cluster slot of its keys
 
 	maxWait time.Duration // a booking's bound on its wait
 	at      int64         // a cancellation's booking's instant, ns since the epoch
@@ -90,7 +91,10 @@ func (s *Store) pend(ctx context.Context, key string, limit ratelimit.Limit, n i
 	p.key = s.prefix + tags[limit.Algorithm] + string(tag[:]) + key
 	p.limit, p.n = limit, n
 	p.deadline = s.deadlineArg(ctx)
-	return p, s.batcherFor(&tag)
+	if s.sharded {
+		p.slot = clusterSlot(tag[1:9])
+	}
+	return p, s.batcherFor(ctx, &tag)
 }
 
 // pendings recycles decisions once their callers have their outcomes: no

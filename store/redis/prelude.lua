@@ -25,7 +25,7 @@
 -- (miniredis, some Redis-compatible servers) or where the string encoding
 -- is forced; both read the string encoding, the one earlier versions wrote.
 
-local floor, ceil = math.floor, math.ceil
+local floor, ceil, byte = math.floor, math.ceil, string.byte
 
 -- clock returns now in µs and the slack of expiries in ms. app is the
 -- app's clock in µs or "": Redis TIME.
@@ -43,6 +43,9 @@ end
 -- late reports whether a take with deadline d (µs in Redis's clock, or ""
 -- for none) came after it: the caller gave up, and it takes nothing.
 local function late(d, now)
+  if d == '' then
+    return false
+  end
   d = tonumber(d)
   return d ~= nil and now > d
 end
@@ -50,7 +53,7 @@ end
 -- binary reports whether v is a state in the binary encoding: it starts
 -- with the byte 1, which no string encoding (digits first) does.
 local function binary(v)
-  return struct ~= nil and string.byte(v, 1) == 1
+  return struct ~= nil and byte(v, 1) == 1
 end
 
 -- reply encodes results, four integers per take, and now: one binary

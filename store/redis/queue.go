@@ -3,12 +3,15 @@ package redisstore
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/ratelimit-go/ratelimit"
 )
 
-// Group commit. Decisions for one Redis node (one slot on Cluster) share a
+// Group commit. Decisions for one Redis node (one master on Cluster) share a
 // batcher. A decision that finds fewer than maxSenders calls in flight is
 // sent at once, alone, by its caller's goroutine: a quiet server sees one
 // script call per decision, as without batching. One that finds them all
@@ -26,6 +29,11 @@ import (
 // latest deadline of the batch). A call's error (a broken connection, a
 // timeout) is the error of the decisions it carried, and only of them.
 type batcher struct {
+	// A Cluster master's: its address and client (cluster.go); "" and nil
+	// for a single node's.
+	addr string
+	node atomic.Pointer[goredis.Client]
+
 	mu      sync.Mutex
 	queue   []*pending
 	senders int           // calls in flight, or being formed
@@ -59,7 +67,7 @@ var errNotSent = fmt.Errorf("ratelimit/redis: not sent, its deadline would pass 
 func (s *Store) decide(b *batcher, p *pending) (ratelimit.Result, error) {
 	p.self[0] = p
 	if b == nil {
-		s.send(p.self[:])
+		s.send(nil, p.self[:])
 		return p.res, p.err
 	}
 	b.mu.Lock()
@@ -108,7 +116,7 @@ func (s *Store) decide(b *batcher, p *pending) (ratelimit.Result, error) {
 // decision's caller.
 func (s *Store) lead(b *batcher, batch []*pending) {
 	start := time.Now()
-	s.send(batch)
+	s.send(b, batch)
 	took := time.Since(start)
 	for _, p := range batch[1:] {
 		p.wake <- struct{}{}

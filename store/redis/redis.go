@@ -11,7 +11,10 @@
 // (miniredis, some compatible services) the same scripts use strings. The
 // scripts read the clock with Redis TIME, so app servers with skewed
 // clocks agree, and expire each key when its state no longer matters. On
-// Cluster a script's keys share a slot: decisions are batched per slot.
+// Cluster decisions are batched per master: a batch goes to its master as
+// one script over its slots (Redis 7+), which checks that every key is
+// served there before it writes anything, else as a pipeline of one call
+// per slot (see [WithPerSlotBatches]).
 // [Store.AllowAll] decides several keys in one script; on Cluster they
 // must share a hash tag, as the limits of one client do (see [Store.Key]).
 //
@@ -40,6 +43,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -61,6 +65,7 @@ type Store struct {
 
 	batching bool
 	batchers batchers
+	perSlot  atomic.Bool // Cluster batches go as per-slot pipelines (cluster.go)
 
 	argsMu sync.RWMutex
 	args   map[ratelimit.Limit][3]any // a limit's script arguments, formatted once
@@ -114,10 +119,10 @@ func New(client goredis.UniversalClient, opts ...Option) *Store {
 		panic("ratelimit/redis: New(nil): want a *goredis.Client, *goredis.ClusterClient, *goredis.Ring or failover client")
 	}
 	s := &Store{client: client, prefix: DefaultPrefix, scripts: &detected, batching: true}
-	switch client.(type) {
+	switch c := client.(type) {
 	case *goredis.ClusterClient:
 		s.sharded = true
-		s.batchers.bySlot = true
+		s.batchers.cluster = c
 	case *goredis.Ring:
 		// A Ring spreads hash tags over its shards by its own hash: no two
 		// tags are known to share one, so its decisions are sent one by one.

@@ -42,7 +42,7 @@ func (s *Store) RefundN(ctx context.Context, key string, limit ratelimit.Limit, 
 func (s *Store) refund(ctx context.Context, key string, limit ratelimit.Limit, n int, age time.Duration) (ratelimit.Result, error) {
 	sc, args := s.refundArgs(ctx, key, limit, n, age)
 	var rows [1]row
-	if _, err := s.eval(ctx, sc, args, rows[:]); err != nil {
+	if _, err := s.eval(ctx, s.client, sc, args, rows[:]); err != nil {
 		return ratelimit.Result{}, err
 	}
 	switch r := rows[0]; {

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"embed"
+	"slices"
 	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -19,7 +20,9 @@ import (
 // its own (Store.AllowN, ReserveN, CancelReservation and AllowAll under
 // load); one.lua a take sent alone, with the code of its algorithm only;
 // onereserve.lua a booking or a cancellation sent alone; onemulti.lua an
-// AllowAll sent alone; refund.lua a refund. Every script starts with its
+// AllowAll sent alone; refund.lua a refund. batch.lua reads its keys
+// through read.lua (one MGET: they share a slot) or, in the node script,
+// through node.lua (keys of several slots of one Cluster master). Every script starts with its
 // encoding line, the one difference between the binary and the string
 // variants.
 //
@@ -44,7 +47,8 @@ var recipes = scriptRecipes{
 		ratelimit.SlidingWindow: {"prelude.lua", "swindow.lua", "one.lua", "return one(swindow)\n"},
 		ratelimit.SlidingLog:    {"prelude.lua", "log.lua", "one.lua", "return one(logTake, true)\n"},
 	},
-	batch:   []string{"prelude.lua", "bucket.lua", "window.lua", "swindow.lua", "log.lua", "algorithms.lua", "reserve.lua", "multi.lua", "batch.lua"},
+	batch:   []string{"prelude.lua", "bucket.lua", "window.lua", "swindow.lua", "log.lua", "algorithms.lua", "reserve.lua", "multi.lua", "read.lua", "batch.lua"},
+	node:    []string{"prelude.lua", "bucket.lua", "window.lua", "swindow.lua", "log.lua", "algorithms.lua", "reserve.lua", "multi.lua", "node.lua", "batch.lua"},
 	multi:   []string{"prelude.lua", "bucket.lua", "window.lua", "swindow.lua", "log.lua", "algorithms.lua", "multi.lua", "onemulti.lua"},
 	reserve: []string{"prelude.lua", "bucket.lua", "reserve.lua", "onereserve.lua"},
 	refund:  []string{"prelude.lua", "bucket.lua", "window.lua", "swindow.lua", "log.lua", "algorithms.lua", "reserve.lua", "refund.lua"},
@@ -52,8 +56,8 @@ var recipes = scriptRecipes{
 
 // scriptRecipes are the files of each script of a scriptSet.
 type scriptRecipes struct {
-	one                           [4][]string
-	batch, multi, reserve, refund []string
+	one                                 [4][]string
+	batch, node, multi, reserve, refund []string
 }
 
 // The encoding lines: struct packs state and replies as binary where the
@@ -73,9 +77,17 @@ type script struct {
 	source string // for EVAL after NOSCRIPT
 }
 
-// compose returns the source of the script of recipe, after encoding.
+// nodeFlags is the first line of the node script: Redis 7's flag that lets
+// a script reach keys of several slots (all of one node: node.lua checks).
+const nodeFlags = "#!lua flags=allow-cross-slot-keys\n"
+
+// compose returns the source of the script of recipe, after encoding (and
+// the node script's flags line, which must come first).
 func compose(encoding string, recipe []string) string {
 	var b strings.Builder
+	if slices.Contains(recipe, "node.lua") {
+		b.WriteString(nodeFlags)
+	}
 	b.WriteString(encoding)
 	for _, piece := range recipe {
 		if strings.HasSuffix(piece, ".lua") {
@@ -103,6 +115,7 @@ func newSet(encoding string) scriptSet {
 			ratelimit.SlidingLog:    newScript("log.lua", encoding, r.one[ratelimit.SlidingLog]),
 		},
 		batch:   newScript("batch.lua", encoding, r.batch),
+		node:    newScript("node.lua", encoding, r.node),
 		multi:   newScript("multi.lua", encoding, r.multi),
 		reserve: newScript("reserve.lua", encoding, r.reserve),
 		refund:  newScript("refund.lua", encoding, r.refund),
@@ -114,6 +127,7 @@ func newSet(encoding string) scriptSet {
 type scriptSet struct {
 	one          [4]*script
 	batch, multi *script
+	node         *script // a batch over one Cluster master's slots (cluster.go)
 	reserve      *script // a booking or its cancellation sent alone (reserve.go)
 	refund       *script // a refund (refund.go)
 }
@@ -128,5 +142,5 @@ var (
 
 // all lists the scripts of the set.
 func (set *scriptSet) all() []*script {
-	return append(set.one[:len(set.one):len(set.one)], set.batch, set.multi, set.reserve, set.refund)
+	return append(set.one[:len(set.one):len(set.one)], set.batch, set.node, set.multi, set.reserve, set.refund)
 }

@@ -15,6 +15,12 @@ import (
 // (decode), and a batch's call and outcomes (send). What waits and who
 // sends is queue.go's; the arguments are args.go's.
 
+// processor is what a script call is sent through: the store's client, or
+// on Cluster one master's (cluster.go).
+type processor interface {
+	Process(ctx context.Context, cmd goredis.Cmder) error
+}
+
 // onceCmd is a script call that go-redis must never resend: a resent call
 // could count one request twice.
 type onceCmd struct{ *goredis.Cmd }
@@ -35,17 +41,24 @@ const rowSize = 1 + 3*8
 // its reply: one EVALSHA, and an EVAL only after NOSCRIPT (which ran
 // nothing), each sent at most once. It returns the clock the script used
 // (µs), which the script returns last, and learns Redis's clock from it.
-func (s *Store) eval(ctx context.Context, sc *script, args []any, rows []row) (int64, error) {
+func (s *Store) eval(ctx context.Context, client processor, sc *script, args []any, rows []row) (int64, error) {
 	sent := time.Now()
 	cmd := onceCmd{goredis.NewCmd(ctx, args...)}
-	err := s.client.Process(ctx, cmd)
+	err := client.Process(ctx, cmd)
+	return s.answer(ctx, client, sc, args, rows, cmd, err, sent)
+}
+
+// answer reads the answer err or the reply of cmd, a call of sc with args
+// sent at sent through client, as eval does: after NOSCRIPT, which ran
+// nothing, it sends the EVAL.
+func (s *Store) answer(ctx context.Context, client processor, sc *script, args []any, rows []row, cmd onceCmd, err error, sent time.Time) (int64, error) {
 	noscript := err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT")
 	if noscript {
 		defer s.loadScripts(ctx)
 		args[0], args[1] = "eval", sc.source
 		cmd = onceCmd{goredis.NewCmd(ctx, args...)}
 		sent = time.Now()
-		err = s.client.Process(ctx, cmd)
+		err = client.Process(ctx, cmd)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, classify(err, s.addr()))
@@ -159,30 +172,42 @@ func (s *Store) deadlineArg(ctx context.Context) any {
 	return ""
 }
 
-// send decides batch in one script call, and sets each decision's outcome.
-func (s *Store) send(batch []*pending) {
-	k := len(batch)
-	var sc *script
-	var args []any
-	var one [1]row
-	rows := one[:]
-	if k == 1 {
-		p := batch[0]
-		sc, args = s.aloneArgs(p)
-		if p.op == all {
-			rows = p.rows
-		}
-	} else {
-		var width int
-		sc = s.scripts.batch
-		args, width = s.batchArgs(batch)
-		rows = make([]row, width)
+// send decides batch, sent by b (nil: a decision sent alone, at once), and
+// sets each decision's outcome: in one script call, or, for a batch over
+// a Cluster master's slots, as sendNode sends it.
+func (s *Store) send(b *batcher, batch []*pending) {
+	if len(batch) > 1 && b != nil && b.addr != "" {
+		s.sendNode(b, batch)
+		return
 	}
+	sc, args, rows := s.call(batch)
 	ctx, cancel := batchContext(batch)
-	now, err := s.eval(ctx, sc, args, rows)
+	now, err := s.eval(ctx, s.client, sc, args, rows)
 	if cancel != nil {
 		cancel()
 	}
+	settle(batch, rows, now, err)
+}
+
+// call is the script, arguments and reply rows of batch in one call: its
+// decision's own script for one (the rows of an AllowAll are its own),
+// batch.lua for several.
+func (s *Store) call(batch []*pending) (*script, []any, []row) {
+	if len(batch) == 1 {
+		p := batch[0]
+		sc, args := s.aloneArgs(p)
+		if p.op == all {
+			return sc, args, p.rows
+		}
+		return sc, args, make([]row, 1)
+	}
+	args, width := s.batchArgs(batch)
+	return s.scripts.batch, args, make([]row, width)
+}
+
+// settle sets the outcome of each decision of batch from the rows of its
+// call, which used the clock now, or from the call's error.
+func settle(batch []*pending, rows []row, now int64, err error) {
 	off := 0
 	for _, p := range batch {
 		r := rows[off]
@@ -190,7 +215,7 @@ func (s *Store) send(batch []*pending) {
 		case err != nil:
 			p.err = err
 		case p.op == all:
-			if k > 1 {
+			if len(batch) > 1 {
 				copy(p.rows, rows[off:])
 			}
 			if missedWindow(p.rows) {
