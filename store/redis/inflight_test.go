@@ -52,8 +52,10 @@ func TestSlotsAcquireRenewRelease(t *testing.T) {
 }
 
 const (
-	childEnv   = "RATELIMIT_INFLIGHT_CHILD_PREFIX"
-	childLease = time.Second
+	childEnv = "RATELIMIT_INFLIGHT_CHILD_PREFIX"
+	// Long enough that a renewal every third of it, each within a budget of
+	// a second, keeps a slot on a busy machine under the race detector.
+	childLease = 3 * time.Second
 )
 
 // newInFlight is the in-flight limit both instances run: 2 at once per
@@ -62,7 +64,7 @@ func newInFlight(t *testing.T, addr, pfx string) *ratelimit.InFlight {
 	c := goredis.NewClient(&goredis.Options{Addr: addr})
 	f, err := ratelimit.NewInFlight(redisstore.New(c, redisstore.WithPrefix(pfx)), 2,
 		ratelimit.WithName("export"), ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Key")), ratelimit.WithLease(childLease),
-		ratelimit.WithKeySecret([]byte("both instances' secret"))) // one secret: one slot store key
+		ratelimit.WithTimeout(time.Second), ratelimit.WithKeySecret([]byte("both instances' secret"))) // one secret: one slot store key
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +143,8 @@ func TestInFlightSurvivesKill9(t *testing.T) {
 		f.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).ServeHTTP(rec, exportRequest())
 		return rec.Code
 	}
-	// Two and a half leases: the child's renewals keep its slot.
-	for end := time.Now().Add(5 * childLease / 2); time.Now().Before(end); time.Sleep(childLease / 4) {
+	// Two leases: the child's renewals keep its slot.
+	for end := time.Now().Add(2 * childLease); time.Now().Before(end); time.Sleep(childLease / 4) {
 		if code := third(); code != http.StatusTooManyRequests {
 			t.Fatalf("a third export while both instances hold a slot: %d, want 429", code)
 		}
@@ -156,7 +158,7 @@ func TestInFlightSurvivesKill9(t *testing.T) {
 		t.Fatalf("right after the kill: %d, want 429 (the lease still runs)", code)
 	}
 	for third() != http.StatusOK {
-		if time.Since(killed) > childLease+500*time.Millisecond {
+		if time.Since(killed) > childLease+2*time.Second { // a generous tail: the survivor may be slow to ask
 			t.Fatalf("the dead instance's slot still held %v after the kill (lease %v)", time.Since(killed), childLease)
 		}
 		time.Sleep(20 * time.Millisecond)
