@@ -13,6 +13,14 @@ func WithStringEncoding() Option {
 	return func(s *Store) { s.scripts = &stringsOnly }
 }
 
+// WithAppClockSlack keeps keys slack longer than their windows need under
+// WithAppClock: on a real server, keys expire by its clock while a test's
+// app clock stands still between steps, which on a busy machine under the
+// race detector can take longer than the scripts' own second.
+func WithAppClockSlack(d time.Duration) Option {
+	return func(s *Store) { s.slack = d }
+}
+
 // BatchTake is one decision of DecideBatch: AllowN(Key, Limit, N); with
 // Reserve, ReserveN(Key, Limit, N, MaxWait); with Cancel,
 // CancelReservation(Key, Limit, *Cancel); with All, AllowAll(All,

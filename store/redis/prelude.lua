@@ -36,6 +36,12 @@ local function clock(app)
   if now then
     return now, 1000
   end
+  if app ~= '' then -- "now/slack": a test's clock that real time outruns
+    local n, s = string.match(app, '^(%d+)/(%d+)$')
+    if n then
+      return tonumber(n), tonumber(s)
+    end
+  end
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000000 + tonumber(t[2]), 0
 end

@@ -60,6 +60,7 @@ type Store struct {
 	sharded bool
 	prefix  string
 	now     func() time.Time // nil: Redis TIME
+	slack   time.Duration    // with now, a test's expiry slack; 0: the scripts' own second
 	skew    skew             // how far Redis's clock is from the app's
 	scripts *scriptSet
 

@@ -29,7 +29,7 @@ func TestConformanceRealRedisStringEncoding(t *testing.T) {
 			})
 			storetest.RunWithClock(t, func(t *testing.T) (ratelimit.Store, func(time.Time)) {
 				c := &appClock{}
-				return redisstore.New(srv.client(t), redisstore.WithPrefix(prefix(t)), redisstore.WithStringEncoding(), redisstore.WithAppClock(c.Now)), c.Set
+				return redisstore.New(srv.client(t), redisstore.WithPrefix(prefix(t)), redisstore.WithStringEncoding(), redisstore.WithAppClock(c.Now), redisstore.WithAppClockSlack(time.Minute)), c.Set
 			})
 		})
 	}
@@ -132,3 +132,19 @@ func TestStateOfEarlierVersionsIsRead(t *testing.T) {
 }
 
 func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestAppClockSlack: the test-only slack reaches the scripts, so that a
+// key outlives a test's app clock standing still (the real-server runs
+// above use it).
+func TestAppClockSlack(t *testing.T) {
+	mr, c := newMini(t)
+	clock := &appClock{}
+	clock.Set(time.Unix(1_700_000_000, 0))
+	s := redisstore.New(c, redisstore.WithAppClock(clock.Now), redisstore.WithAppClockSlack(time.Minute))
+	if _, err := s.AllowN(context.Background(), "k", ratelimit.PerSecond(10), 1); err != nil {
+		t.Fatal(err)
+	}
+	if ttl := mr.TTL(s.Key("k", ratelimit.TokenBucket)); ttl < time.Minute || ttl > time.Minute+time.Second {
+		t.Fatalf("TTL %v, want the time until full plus a minute", ttl)
+	}
+}

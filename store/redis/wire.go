@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -154,6 +155,9 @@ func (r row) result(limit ratelimit.Limit) ratelimit.Result {
 // store has one, else "" (Redis TIME).
 func (s *Store) clockArg() any {
 	if s.now != nil {
+		if s.slack > 0 {
+			return strconv.FormatInt(s.now().UnixMicro(), 10) + "/" + strconv.FormatInt(s.slack.Milliseconds(), 10)
+		}
 		return s.now().UnixMicro()
 	}
 	return ""
