@@ -16,7 +16,10 @@ import (
 // TestCancelledWaitsFreeTheBudget: 100 Waits (1,000 with
 // RATELIMIT_SLOW_TESTS) booked at once on Redis and cancelled while they
 // wait give every token back (one refund each): the key's budget is free
-// again at once, not booked for the hours of every waiter's booking.
+// again at once, not booked for hours. The limit refills a token a
+// minute, so that no token comes back while a loaded machine is still
+// starting the waiters: a waiter that found one would not book, and the
+// waiters would never all be cancelled.
 func TestCancelledWaitsFreeTheBudget(t *testing.T) {
 	srvs := servers(t)
 	// miniredis runs Lua in the test process: under the race detector on a
