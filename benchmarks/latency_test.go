@@ -1,7 +1,11 @@
 package benchmarks
 
 import (
+	"context"
 	"math/bits"
+	"sync"
+	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -62,4 +66,40 @@ func (h *histogram) quantile(q float64) time.Duration {
 		}
 	}
 	return 0 // unreachable: the counts sum to n
+}
+
+// drive times b.N calls of call from g goroutines, each walking names
+// round-robin from its own starting point, with b's timer running only
+// over the calls, and returns their latencies. check is given each call's
+// answer after its latency is taken, outside it.
+func drive(b *testing.B, g int, names []string, call func(context.Context, string) (bool, error), check func(ok bool, err error)) histogram {
+	ctx := context.Background()
+	hists := make([]histogram, g)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	n := int64(b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for gi := range g {
+		wg.Go(func() {
+			h := &hists[gi]
+			i := gi * 157 % len(names)
+			for next.Add(1) <= n {
+				start := time.Now()
+				ok, err := call(ctx, names[i])
+				h.add(time.Since(start))
+				check(ok, err)
+				if i++; i == len(names) {
+					i = 0
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	var all histogram
+	for i := range hists {
+		all.merge(&hists[i])
+	}
+	return all
 }

@@ -72,39 +72,18 @@ func costRun(b *testing.B, g int, names []string, allow func(context.Context, st
 		wg.Go(func() { allow(ctx, names[i]) })
 	}
 	wg.Wait()
-	hists := make([]histogram, g)
-	var next, failed atomic.Int64
+	var failed atomic.Int64
 	n := int64(b.N)
 	settle()
 	cpu := processCPU()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for gi := range g {
-		wg.Go(func() {
-			h := &hists[gi]
-			i := gi * 157 % len(names)
-			for next.Add(1) <= n {
-				start := time.Now()
-				ok, err := allow(ctx, names[i])
-				h.add(time.Since(start))
-				if err != nil || !ok {
-					failed.Add(1)
-				}
-				if i++; i == len(names) {
-					i = 0
-				}
-			}
-		})
-	}
-	wg.Wait()
-	b.StopTimer()
+	all := drive(b, g, names, allow, func(ok bool, err error) {
+		if err != nil || !ok {
+			failed.Add(1)
+		}
+	})
 	cpu = processCPU() - cpu
 	if k := failed.Load(); k > 0 {
 		b.Fatalf("%d of %d decisions failed or were denied", k, n)
-	}
-	var all histogram
-	for i := range hists {
-		all.merge(&hists[i])
 	}
 	b.ReportMetric(cpu.Seconds()*1e6/float64(n), "client-cpu-µs/op")
 	b.ReportMetric(all.quantile(0.50).Seconds()*1e6, "p50-µs")

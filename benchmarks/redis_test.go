@@ -15,7 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -176,41 +175,23 @@ func warmUp(b *testing.B, p RedisPeer, work Workload, g int, names []string) {
 // round trips and commands per decision.
 func measure(b *testing.B, t target, w *wire, p RedisPeer, work Workload, g int, names []string) {
 	ctx := context.Background()
-	hists := make([]histogram, g)
 	settle()
 	before, err := readStats(ctx, t.admins)
 	if err != nil {
 		b.Fatalf("INFO: %v", err)
 	}
 	w.writes.Store(0)
-	var next, wrong, failed atomic.Int64
+	var wrong, failed atomic.Int64
 	var firstErr atomic.Value
-	var wg sync.WaitGroup
 	n := int64(b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for gi := range g {
-		wg.Go(func() {
-			h := &hists[gi]
-			i := gi * 157 % len(names)
-			for next.Add(1) <= n {
-				start := time.Now()
-				ok, err := p.Allow(ctx, names[i])
-				h.add(time.Since(start))
-				if err != nil {
-					failed.Add(1)
-					firstErr.CompareAndSwap(nil, err.Error())
-				} else if ok != work.Allowed && p.Name != "ceiling" {
-					wrong.Add(1)
-				}
-				if i++; i == len(names) {
-					i = 0
-				}
-			}
-		})
-	}
-	wg.Wait()
-	b.StopTimer()
+	all := drive(b, g, names, p.Allow, func(ok bool, err error) {
+		if err != nil {
+			failed.Add(1)
+			firstErr.CompareAndSwap(nil, err.Error())
+		} else if ok != work.Allowed && p.Name != "ceiling" {
+			wrong.Add(1)
+		}
+	})
 	writes := w.writes.Load()
 	after, err := readStats(ctx, t.admins)
 	if err != nil {
@@ -221,10 +202,6 @@ func measure(b *testing.B, t target, w *wire, p RedisPeer, work Workload, g int,
 	}
 	if k := wrong.Load(); k > 0 {
 		b.Fatalf("%d of %d decisions were not %s: the library did not do the same work as the others", k, n, work.Name)
-	}
-	var all histogram
-	for i := range hists {
-		all.merge(&hists[i])
 	}
 	perOp := func(v float64) float64 { return v / float64(n) }
 	b.ReportMetric(all.quantile(0.50).Seconds()*1e6, "p50-µs")
