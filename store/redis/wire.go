@@ -152,7 +152,8 @@ func (r row) result(limit ratelimit.Limit) ratelimit.Result {
 }
 
 // clockArg is the scripts' clock argument: the app's clock in µs if the
-// store has one, else "" (Redis TIME).
+// store has one (with a test's expiry slack, "µs/ms": see prelude.lua's
+// clock), else "" (Redis TIME).
 func (s *Store) clockArg() any {
 	if s.now != nil {
 		if s.slack > 0 {
