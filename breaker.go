@@ -187,7 +187,7 @@ func (b *Breaker) setLocked(s BreakerState) {
 // a breaker of its own per limiter, NewBreaker(5, 500*time.Millisecond): it
 // opens after 5 failures in a row and probes after 500 ms; nil turns it off. Changes of state are logged
 // once each by the breaker, with log/slog (see [WithLogger]), and told to [Observer].BreakerChange.
-// An [InFlight] limit takes it too, with the same default.
+// An in-flight limit (package inflight) takes it too, with the same default.
 func WithBreaker(b *Breaker) Option {
 	return func(c *config) error {
 		c.given.add(optBreaker)

@@ -9,7 +9,7 @@ import (
 
 // guard is what stands between a caller and its store: the time budget of
 // each call, the breaker in front of the store and the clock the breaker
-// reads. A Limiter's pass and an InFlight limit each hold one, so that a
+// reads. A Limiter's pass and an in-flight limit each hold one, so that a
 // store call is bounded, counted and classified the same way whoever
 // makes it: enter, call within the budget, settle.
 type guard struct {

@@ -5,14 +5,16 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/ratelimit-go/ratelimit/internal/slots"
 )
 
-// The Retry-After of an InFlight denial, what its observer is told, and
+// The Retry-After of an in-flight denial, what its observer is told, and
 // what it logs.
 
 // ran learns that a request ran for d: the moving average of how long the
 // limit's requests run moves an eighth of the way to d.
-func (f *InFlight) ran(d time.Duration) {
+func (f *inFlight) ran(d time.Duration) {
 	for {
 		old := f.typical.Load()
 		next := int64(d)
@@ -28,14 +30,14 @@ func (f *InFlight) ran(d time.Duration) {
 // retryAfter is the Retry-After, in whole seconds, of a request that found
 // every slot held: about how long a request runs, when one of the slots
 // may be free again; at least 1.
-func (f *InFlight) retryAfter() int64 {
+func (f *inFlight) retryAfter() int64 {
 	return retryAfterSeconds(time.Duration(f.typical.Load()))
 }
 
 // told tells the observer, if any, of the store's answer to a request of
 // key: allowed with a slot, denied without (would deny, in dry run), or
 // errored.
-func (f *InFlight) told(r *http.Request, key string, slot Slot, err error, latency time.Duration) {
+func (f *inFlight) told(r *http.Request, key string, slot slots.Slot, err error, latency time.Duration) {
 	if f.observer.Decision == nil {
 		return
 	}
@@ -60,7 +62,7 @@ func (f *InFlight) told(r *http.Request, key string, slot Slot, err error, laten
 // logError is the default error handler: it logs what the limit could not
 // decide at level Error, at most once a second, with the count of those it
 // left out, as a Limiter's does.
-func (f *InFlight) logError(r *http.Request, err error) {
+func (f *inFlight) logError(r *http.Request, err error) {
 	ok, suppressed := f.errLog.allow(f.now())
 	if !ok {
 		return
@@ -79,7 +81,7 @@ func (f *InFlight) logError(r *http.Request, err error) {
 
 // logWouldDeny logs a request that dry run let run without a slot, at
 // most once a second, with the count of those it left out.
-func (f *InFlight) logWouldDeny(r *http.Request) {
+func (f *inFlight) logWouldDeny(r *http.Request) {
 	ok, suppressed := f.dryLog.allow(f.now())
 	if !ok {
 		return

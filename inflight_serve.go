@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/ratelimit-go/ratelimit/internal/slots"
 )
 
-// The pass of a request through an InFlight limit: skip → key → slot,
+// The pass of a request through an in-flight limit: skip → key → slot,
 // taken within the time budget and behind the breaker (guard.go) →
 // failure policy → headers → denial, or next with the slot, given back
 // when it returns.
@@ -28,7 +30,7 @@ import (
 // one the store grants after the budget (by the goroutine that read the
 // answer), one an Acquire that failed may have taken (a store that names
 // it, such as store/redis), one granted to a client that went away.
-func (f *InFlight) Handler(next http.Handler) http.Handler {
+func (f *inFlight) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if f.skip != nil && f.skip(r) {
 			next.ServeHTTP(w, r)
@@ -55,7 +57,7 @@ func (f *InFlight) Handler(next http.Handler) http.Handler {
 			}
 			// past its own deadline: the failure policy answers, as a Limiter's
 		case refused:
-			f.told(r, key, Slot{}, err, latency)
+			f.told(r, key, slots.Slot{}, err, latency)
 			f.onError(r, err)
 			http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
 			return
@@ -100,30 +102,30 @@ func (f *InFlight) Handler(next http.Handler) http.Handler {
 // acquire asks the store for a slot of sk for r, within the time budget
 // and behind the breaker, and says how the call ended. Only an answered
 // call returns a slot: every other slot the call took is given back.
-func (f *InFlight) acquire(r *http.Request, sk string) (Slot, callEnd, error) {
+func (f *inFlight) acquire(r *http.Request, sk string) (slots.Slot, callEnd, error) {
 	ctx := r.Context()
 	if err := ctx.Err(); err != nil {
-		return Slot{}, requestEnded, err // ended before the store was asked
+		return slots.Slot{}, requestEnded, err // ended before the store was asked
 	}
 	probe, err := f.enter()
 	if err != nil {
-		return Slot{}, storeFailed, err
+		return slots.Slot{}, storeFailed, err
 	}
-	slot, err := withinOr(ctx, f.budget, func(ctx context.Context) (Slot, error) {
+	slot, err := withinOr(ctx, f.budget, func(ctx context.Context) (slots.Slot, error) {
 		return f.store.Acquire(ctx, sk, f.max, f.lease)
-	}, func(late Slot, err error) { f.giveBack(r, sk, late, err) })
+	}, func(late slots.Slot, err error) { f.giveBack(r, sk, late, err) })
 	end := f.settle(ctx, err, probe)
 	switch {
 	case end != answered:
 		if slot.ID != "" { // a failed Acquire that may have taken it
 			go f.giveBack(r, sk, slot, err)
 		}
-		return Slot{}, end, err
+		return slots.Slot{}, end, err
 	case ctx.Err() != nil: // the client left as the store answered
 		if slot.Acquired {
 			f.release(r, sk, slot)
 		}
-		return Slot{}, requestEnded, ctx.Err()
+		return slots.Slot{}, requestEnded, ctx.Err()
 	}
 	return slot, answered, nil
 }
@@ -132,7 +134,7 @@ func (f *InFlight) acquire(r *http.Request, sk string) (Slot, callEnd, error) {
 // uses, on the goroutine that read it: the store granted it after the time
 // budget, or failed after it may have taken it. It waits for the store at
 // most a lease, after which the slot lapses anyway.
-func (f *InFlight) giveBack(r *http.Request, sk string, slot Slot, err error) {
+func (f *inFlight) giveBack(r *http.Request, sk string, slot slots.Slot, err error) {
 	if !slot.Acquired && (err == nil || slot.ID == "") {
 		return // nothing taken
 	}
@@ -146,7 +148,7 @@ func (f *InFlight) giveBack(r *http.Request, sk string, slot Slot, err error) {
 // release gives back r's slot within the time budget; a release that
 // fails or does not answer in time is told to the error handler (the slot
 // lapses with its lease) and counts against the breaker.
-func (f *InFlight) release(r *http.Request, sk string, slot Slot) {
+func (f *inFlight) release(r *http.Request, sk string, slot slots.Slot) {
 	ctx := context.WithoutCancel(r.Context())
 	_, err := withinOr(ctx, f.budget, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, f.store.Release(ctx, sk, slot)
@@ -158,7 +160,7 @@ func (f *InFlight) release(r *http.Request, sk string, slot Slot) {
 
 // renew holds slot for a lease more, within the time budget and behind
 // the breaker.
-func (f *InFlight) renew(ctx context.Context, sk string, slot Slot) error {
+func (f *inFlight) renew(ctx context.Context, sk string, slot slots.Slot) error {
 	probe, err := f.enter()
 	if err != nil {
 		return fmt.Errorf("ratelimit: in-flight slot not renewed: %w", err)
@@ -175,7 +177,7 @@ func (f *InFlight) renew(ctx context.Context, sk string, slot Slot) error {
 // keepAlive renews slot every third of the lease until stop is called; a
 // renewal that fails is told to the error handler, and the request runs
 // on (its slot may lapse, and another request take it).
-func (f *InFlight) keepAlive(r *http.Request, sk string, slot Slot) (stop func()) {
+func (f *inFlight) keepAlive(r *http.Request, sk string, slot slots.Slot) (stop func()) {
 	if f.local {
 		return func() {} // a process's own slots die with it: no lease to renew
 	}

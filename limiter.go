@@ -64,8 +64,7 @@ type Limiter struct {
 
 // New returns a Limiter that takes tokens from store under limit, keying
 // requests by client address unless [WithKeyFunc] says otherwise. A nil
-// store, an invalid limit or a bad option is an error here, never later,
-// and so is an option that applies only to an in-flight limit ([WithLease]).
+// store, an invalid limit or a bad option is an error here, never later.
 //
 // On a store that is not [Local], such as Redis, every decision gets a time
 // budget (100 ms), a circuit breaker and a local deny cache by

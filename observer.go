@@ -118,7 +118,7 @@ func WithObserver(o Observer) Option {
 // observer, the metrics and the headers) but serve those over their limit
 // anyway, logging them as would-deny at most once a second: a way to watch
 // a new limit before it refuses anyone. Retry-After is not written, since
-// the request is served. On an [InFlight] limit, a request that finds every
+// the request is served. On an in-flight limit, a request that finds every
 // slot held runs without one.
 func WithDryRun() Option {
 	return func(c *config) error { c.given.add(optDryRun); c.dryRun = true; return nil }

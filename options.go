@@ -44,7 +44,6 @@ type config struct {
 	logger     *slog.Logger          // WithLogger (logger.go)
 
 	maxDelay time.Duration // WithMaxDelay (shaping.go)
-	lease    time.Duration // WithLease (inflight.go)
 
 	given optionSet // the options given, so that a constructor refuses those that do not apply
 }
@@ -75,7 +74,6 @@ const (
 	optBlock
 	optCountIf
 	optMaxDelay
-	optLease
 	optFailOpen
 	optInstances
 	optDenyCacheMaxAge
@@ -90,7 +88,7 @@ var optionNames = [optionKinds]string{
 	optBreaker: "WithBreaker", optDenyCache: "WithDenyCache", optFallback: "WithFallback",
 	optObserver: "WithObserver", optDryRun: "WithDryRun", optKeySecret: "WithKeySecret",
 	optPlainKeys: "WithPlainKeys", optBlock: "WithBlock", optCountIf: "WithCountIf",
-	optMaxDelay: "WithMaxDelay", optLease: "WithLease",
+	optMaxDelay: "WithMaxDelay",
 	optFailOpen: "WithFailOpen", optInstances: "WithInstances", optDenyCacheMaxAge: "WithDenyCacheMaxAge",
 	optLogger: "WithLogger",
 }
@@ -108,15 +106,14 @@ func optionsOf(kinds ...optionKind) optionSet {
 
 func (s *optionSet) add(k optionKind) { *s |= 1 << k }
 
-// limiterOptions are the options [New] takes: all but an in-flight
-// limit's lease.
+// limiterOptions are the options [New] takes: all of them.
 var limiterOptions = optionsOf(optKeyFunc, optCost, optDenyHandler, optErrorHandler, optFailClosed,
 	optSkip, optName, optHeaders, optPolicy, optTimeout, optBreaker, optDenyCache, optFallback,
 	optObserver, optDryRun, optKeySecret, optPlainKeys, optBlock, optCountIf, optMaxDelay,
 	optFailOpen, optInstances, optDenyCacheMaxAge, optLogger)
 
 // refuse returns an error naming the first option given that is not in
-// allowed, as constructor (such as "NewInFlight") reports it, with what
+// allowed, as constructor (such as "inflight.New") reports it, with what
 // it builds (such as "an in-flight limit"); nil if every option applies.
 func (c *config) refuse(constructor, builds string, allowed optionSet) error {
 	for k := range optionKinds {
@@ -220,7 +217,7 @@ func WithFailOpen() Option {
 }
 
 // WithSkip exempts the requests for which skip returns true, such as health
-// checks: they pass without taking tokens (or, on an [InFlight] limit, a
+// checks: they pass without taking tokens (or, on an in-flight limit, a
 // slot) or getting headers.
 func WithSkip(skip func(*http.Request) bool) Option {
 	return func(c *config) error {

@@ -46,8 +46,8 @@ const defaultTimeout = 100 * time.Millisecond
 // scheduling delays of the machine (GOMAXPROCS, CPU limits), or watch
 // ratelimit_store_duration_seconds for them.
 //
-// An [InFlight] limit takes it too: the same budget, default and failure
-// policy bound each of its store calls.
+// An in-flight limit (package inflight) takes it too: the same budget,
+// default and failure policy bound each of its store calls.
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		c.given.add(optTimeout)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/clientip"
+	"github.com/ratelimit-go/ratelimit/inflight"
 	"github.com/ratelimit-go/ratelimit/rules"
 )
 
@@ -55,7 +56,7 @@ func routesFromFile(c config, opts ...ratelimit.Option) (*served, error) {
 		return nil, err
 	}
 	ip := ratelimit.KeyByIP(clientip.TrustProxies(cfg.TrustedProxies...))
-	report, err := reportRoute(c.store, 2*time.Second, append(c.inflight, ratelimit.WithKeyFunc(ip))...)
+	report, err := reportRoute(c.store, 2*time.Second, append(c.inflight, inflight.WithKeyFunc(ip))...)
 	if err != nil {
 		return nil, err
 	}

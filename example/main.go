@@ -28,7 +28,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -38,6 +37,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/clientip"
+	"github.com/ratelimit-go/ratelimit/inflight"
 	ratelimitprom "github.com/ratelimit-go/ratelimit/metrics/prometheus"
 	"github.com/ratelimit-go/ratelimit/rules"
 	"github.com/ratelimit-go/ratelimit/store/memory"
@@ -118,11 +118,11 @@ type config struct {
 	rulesFile  string // empty: the built-in routes
 	dryRun     bool
 	instances  int
-	inflight   []ratelimit.Option // the options of /report's in-flight limit (app)
-	keySecret  []byte             // empty: none (the memory store makes its own)
-	zone       *time.Location     // of the daily quota; nil is UTC
-	trusted    []netip.Prefix     // the proxies whose X-Forwarded-For is believed
-	adminToken string             // empty: the admin routes are off
+	inflight   []inflight.Option // the options of /report's in-flight limit (app)
+	keySecret  []byte            // empty: none (the memory store makes its own)
+	zone       *time.Location    // of the daily quota; nil is UTC
+	trusted    []netip.Prefix    // the proxies whose X-Forwarded-For is believed
+	adminToken string            // empty: the admin routes are off
 }
 
 // ipKey keys requests by client address, believing the trusted proxies.
@@ -173,16 +173,18 @@ func app(c config) (*served, error) {
 		return nil, err
 	}
 	opts := []ratelimit.Option{ratelimit.WithObserver(metrics.Observer())}
+	// The in-flight limit of /report takes the same, as its own options;
+	// while Redis fails, each rate limit decides locally with its share (a
+	// count of running requests has none).
+	c.inflight = []inflight.Option{inflight.WithObserver(metrics.Observer())}
 	if len(c.keySecret) > 0 {
 		opts = append(opts, ratelimit.WithKeySecret(c.keySecret))
+		c.inflight = append(c.inflight, inflight.WithKeySecret(c.keySecret))
 	}
 	if c.dryRun {
 		opts = append(opts, ratelimit.WithDryRun())
+		c.inflight = append(c.inflight, inflight.WithDryRun())
 	}
-	// The in-flight limit of /report takes these; while Redis fails, each
-	// rate limit decides locally with its share (a count of running
-	// requests has none).
-	c.inflight = slices.Clip(opts)
 	if l, ok := c.store.(ratelimit.Local); c.instances > 1 && !(ok && l.Local()) {
 		opts = append(opts, ratelimit.WithInstances(c.instances))
 	}
@@ -241,7 +243,7 @@ func routes(c config, opts ...ratelimit.Option) (*served, error) {
 	if err != nil {
 		return nil, err
 	}
-	report, err := reportRoute(c.store, 2*time.Second, append(c.inflight, ratelimit.WithKeyFunc(ip))...)
+	report, err := reportRoute(c.store, 2*time.Second, append(c.inflight, inflight.WithKeyFunc(ip))...)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/inflight"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
@@ -19,8 +20,8 @@ import (
 // slotsFor returns the slot store of the in-flight route: the store itself
 // when it keeps slots (Redis, whose leases outlive a crashed server), else
 // slots in this process.
-func slotsFor(store ratelimit.Store) ratelimit.SlotStore {
-	if s, ok := store.(ratelimit.SlotStore); ok {
+func slotsFor(store ratelimit.Store) inflight.Store {
+	if s, ok := store.(inflight.Store); ok {
 		return s
 	}
 	return memory.NewSlots()
@@ -28,8 +29,8 @@ func slotsFor(store ratelimit.Store) ratelimit.SlotStore {
 
 // reportRoute is GET /report: a slow report, at most 2 running at once per
 // address, each taking d unless the client goes away first.
-func reportRoute(store ratelimit.Store, d time.Duration, opts ...ratelimit.Option) (http.Handler, error) {
-	reports, err := ratelimit.NewInFlight(slotsFor(store), 2, append(opts, ratelimit.WithName("report"))...)
+func reportRoute(store ratelimit.Store, d time.Duration, opts ...inflight.Option) (http.Handler, error) {
+	reports, err := inflight.New(slotsFor(store), 2, append(opts, inflight.WithName("report"))...)
 	if err != nil {
 		return nil, err
 	}

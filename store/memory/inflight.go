@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/inflight"
 )
 
-// Slots is an in-process [ratelimit.SlotStore]: how many requests of each
+// Slots is an in-process [inflight.Store]: how many requests of each
 // key run at once in this process. Leases are not needed (the slots of a
 // process die with it) and are ignored. The zero value is ready to use.
 type Slots struct {
@@ -18,7 +19,7 @@ type Slots struct {
 	next uint64
 }
 
-var _ ratelimit.SlotStore = (*Slots)(nil)
+var _ inflight.Store = (*Slots)(nil)
 
 // NewSlots returns an empty Slots.
 func NewSlots() *Slots { return &Slots{} }
@@ -26,19 +27,19 @@ func NewSlots() *Slots { return &Slots{} }
 // Local reports true: see [ratelimit.Local].
 func (*Slots) Local() bool { return true }
 
-// Acquire implements [ratelimit.SlotStore].
-func (s *Slots) Acquire(ctx context.Context, key string, limit int, _ time.Duration) (ratelimit.Slot, error) {
+// Acquire implements [inflight.Store].
+func (s *Slots) Acquire(ctx context.Context, key string, limit int, _ time.Duration) (inflight.Slot, error) {
 	if err := ctx.Err(); err != nil {
-		return ratelimit.Slot{}, err
+		return inflight.Slot{}, err
 	}
 	if key == "" {
-		return ratelimit.Slot{}, ratelimit.ErrEmptyKey
+		return inflight.Slot{}, ratelimit.ErrEmptyKey
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids := s.held[key]
 	if len(ids) >= limit {
-		return ratelimit.Slot{Running: len(ids)}, nil
+		return inflight.Slot{Running: len(ids)}, nil
 	}
 	if ids == nil {
 		if s.held == nil {
@@ -49,15 +50,15 @@ func (s *Slots) Acquire(ctx context.Context, key string, limit int, _ time.Durat
 	}
 	s.next++
 	ids[s.next] = struct{}{}
-	return ratelimit.Slot{Acquired: true, ID: strconv.FormatUint(s.next, 10), Running: len(ids)}, nil
+	return inflight.Slot{Acquired: true, ID: strconv.FormatUint(s.next, 10), Running: len(ids)}, nil
 }
 
-// Renew implements [ratelimit.SlotStore]: a slot of the process lives
+// Renew implements [inflight.Store]: a slot of the process lives
 // until released.
-func (*Slots) Renew(context.Context, string, ratelimit.Slot, time.Duration) error { return nil }
+func (*Slots) Renew(context.Context, string, inflight.Slot, time.Duration) error { return nil }
 
-// Release implements [ratelimit.SlotStore].
-func (s *Slots) Release(_ context.Context, key string, slot ratelimit.Slot) error {
+// Release implements [inflight.Store].
+func (s *Slots) Release(_ context.Context, key string, slot inflight.Slot) error {
 	id, err := strconv.ParseUint(slot.ID, 10, 64)
 	if err != nil {
 		return nil // not a slot of this store: nothing to give back

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/inflight"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 	"github.com/ratelimit-go/ratelimit/store/storetest"
 )
@@ -209,5 +210,5 @@ func TestHousekeepingStallsNoRequest(t *testing.T) {
 }
 
 func TestSlotsConformance(t *testing.T) {
-	storetest.RunSlots(t, func(t *testing.T) ratelimit.SlotStore { return memory.NewSlots() })
+	storetest.RunSlots(t, func(t *testing.T) inflight.Store { return memory.NewSlots() })
 }

@@ -12,6 +12,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/inflight"
 )
 
 //go:embed inflight.lua
@@ -19,39 +20,39 @@ var inflightLua string
 
 var inflightScript = goredis.NewScript(inflightLua)
 
-var _ ratelimit.SlotStore = (*Store)(nil)
+var _ inflight.Store = (*Store)(nil)
 
 // ErrSlotLost reports a renewal of a slot whose lease had already expired:
 // the slot may be another request's now.
 var ErrSlotLost = errors.New("ratelimit/redis: the slot's lease expired before its renewal")
 
-// Acquire implements [ratelimit.SlotStore] in one script call: a sorted set
+// Acquire implements [inflight.Store] in one script call: a sorted set
 // per key of slot IDs and the ends of their leases, in Redis's clock, so
 // that the slots of an instance that died expire with their leases. Every
 // step is idempotent (a slot's ID is chosen here), so a resent call counts
 // once. With an error, the Slot holds the ID all the same: the script may
 // have run with its reply lost (a timeout), and releasing the ID frees the
 // slot it may have taken.
-func (s *Store) Acquire(ctx context.Context, key string, limit int, lease time.Duration) (ratelimit.Slot, error) {
+func (s *Store) Acquire(ctx context.Context, key string, limit int, lease time.Duration) (inflight.Slot, error) {
 	if key == "" {
-		return ratelimit.Slot{}, ratelimit.ErrEmptyKey
+		return inflight.Slot{}, ratelimit.ErrEmptyKey
 	}
 	var b [16]byte
 	rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
 	ok, n, err := s.slotCall(ctx, key, "a", id, limit, lease)
 	if err != nil { // the script may have run: the ID lets the caller release its slot
-		return ratelimit.Slot{ID: id}, err
+		return inflight.Slot{ID: id}, err
 	}
 	if !ok {
-		return ratelimit.Slot{Running: n}, nil
+		return inflight.Slot{Running: n}, nil
 	}
-	return ratelimit.Slot{Acquired: true, ID: id, Running: n}, nil
+	return inflight.Slot{Acquired: true, ID: id, Running: n}, nil
 }
 
-// Renew implements [ratelimit.SlotStore]; it returns [ErrSlotLost] if the
+// Renew implements [inflight.Store]; it returns [ErrSlotLost] if the
 // lease had expired.
-func (s *Store) Renew(ctx context.Context, key string, slot ratelimit.Slot, lease time.Duration) error {
+func (s *Store) Renew(ctx context.Context, key string, slot inflight.Slot, lease time.Duration) error {
 	ok, _, err := s.slotCall(ctx, key, "n", slot.ID, 0, lease)
 	if err == nil && !ok {
 		err = ErrSlotLost
@@ -65,10 +66,10 @@ func (s *Store) Renew(ctx context.Context, key string, slot ratelimit.Slot, leas
 // server's buffers for the same stall to end.
 const releasedMemory = time.Minute
 
-// Release implements [ratelimit.SlotStore]. Releasing an ID that is not
+// Release implements [inflight.Store]. Releasing an ID that is not
 // held (an Acquire that failed may or may not have run) makes its Acquire
 // take nothing if it runs later, for a minute.
-func (s *Store) Release(ctx context.Context, key string, slot ratelimit.Slot) error {
+func (s *Store) Release(ctx context.Context, key string, slot inflight.Slot) error {
 	_, _, err := s.slotCall(ctx, key, "r", slot.ID, 0, releasedMemory)
 	return err
 }

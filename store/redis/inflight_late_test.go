@@ -15,6 +15,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/inflight"
 	redisstore "github.com/ratelimit-go/ratelimit/store/redis"
 )
 
@@ -119,10 +120,10 @@ func TestInFlightGivesBackALateAcquire(t *testing.T) {
 			t.Run(srv.name+"/"+mode, func(t *testing.T) {
 				c := srv.client(t)
 				hook := newLateHook(c, mode)
-				f, err := ratelimit.NewInFlight(redisstore.New(c, redisstore.WithPrefix(prefix(t))), 1,
-					ratelimit.WithName("export"), ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Key")),
-					ratelimit.WithKeySecret([]byte("sixteen byte secret!")), ratelimit.WithTimeout(200*time.Millisecond),
-					ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+				f, err := inflight.New(redisstore.New(c, redisstore.WithPrefix(prefix(t))), 1,
+					inflight.WithName("export"), inflight.WithKeyFunc(ratelimit.KeyByHeader("X-Key")),
+					inflight.WithKeySecret([]byte("sixteen byte secret!")), inflight.WithTimeout(200*time.Millisecond),
+					inflight.WithErrorHandler(func(*http.Request, error) {}))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -15,6 +15,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/inflight"
 	redisstore "github.com/ratelimit-go/ratelimit/store/redis"
 	"github.com/ratelimit-go/ratelimit/store/storetest"
 )
@@ -60,11 +61,11 @@ const (
 
 // newInFlight is the in-flight limit both instances run: 2 at once per
 // key, leases of childLease.
-func newInFlight(t *testing.T, addr, pfx string) *ratelimit.InFlight {
+func newInFlight(t *testing.T, addr, pfx string) *inflight.Limiter {
 	c := goredis.NewClient(&goredis.Options{Addr: addr})
-	f, err := ratelimit.NewInFlight(redisstore.New(c, redisstore.WithPrefix(pfx)), 2,
-		ratelimit.WithName("export"), ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Key")), ratelimit.WithLease(childLease),
-		ratelimit.WithTimeout(time.Second), ratelimit.WithKeySecret([]byte("both instances' secret"))) // one secret: one slot store key
+	f, err := inflight.New(redisstore.New(c, redisstore.WithPrefix(pfx)), 2,
+		inflight.WithName("export"), inflight.WithKeyFunc(ratelimit.KeyByHeader("X-Key")), inflight.WithLease(childLease),
+		inflight.WithTimeout(time.Second), inflight.WithKeySecret([]byte("both instances' secret"))) // one secret: one slot store key
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestInFlightSurvivesKill9(t *testing.T) {
 func TestSlotsConformance(t *testing.T) {
 	for _, srv := range servers(t) {
 		t.Run(srv.name, func(t *testing.T) {
-			storetest.RunSlots(t, func(t *testing.T) ratelimit.SlotStore {
+			storetest.RunSlots(t, func(t *testing.T) inflight.Store {
 				return redisstore.New(srv.client(t), redisstore.WithPrefix(prefix(t)))
 			})
 		})

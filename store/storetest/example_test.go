@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/inflight"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 	"github.com/ratelimit-go/ratelimit/store/storetest"
 )
@@ -34,9 +35,9 @@ func ExampleRunWithClock() {
 	}
 }
 
-// A SlotStore, the store of an in-flight limit, has a suite of its own.
+// An inflight.Store, the store of an in-flight limit, has a suite of its own.
 func ExampleRunSlots() {
 	_ = func(t *testing.T) {
-		storetest.RunSlots(t, func(t *testing.T) ratelimit.SlotStore { return memory.NewSlots() })
+		storetest.RunSlots(t, func(t *testing.T) inflight.Store { return memory.NewSlots() })
 	}
 }

@@ -9,16 +9,17 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/inflight"
 )
 
-// RunSlots is the conformance suite of [ratelimit.SlotStore], each case
+// RunSlots is the conformance suite of [inflight.Store], each case
 // with a new store from newStore: the limit holds, alone and under
 // concurrent callers; a release frees a slot, twice is harmless; keys are
 // independent; a held slot renews; an empty key is an error.
-func RunSlots(t *testing.T, newStore func(t *testing.T) ratelimit.SlotStore) {
+func RunSlots(t *testing.T, newStore func(t *testing.T) inflight.Store) {
 	ctx := context.Background()
 	const lease = time.Minute
-	acquire := func(t *testing.T, s ratelimit.SlotStore, key string, limit int) ratelimit.Slot {
+	acquire := func(t *testing.T, s inflight.Store, key string, limit int) inflight.Slot {
 		t.Helper()
 		slot, err := s.Acquire(ctx, key, limit, lease)
 		if err != nil {

@@ -19,8 +19,8 @@
 // take took, never more. Every store runs the cases of API
 // products: a key's budget across a change of plan, and a Limiter's
 // blocks and charges seen by every app server that shares the store.
-// [RunSlots] is the suite of a
-// [ratelimit.SlotStore].
+// [RunSlots] is the suite of an in-flight store,
+// [github.com/ratelimit-go/ratelimit/inflight.Store].
 package storetest
 
 import (

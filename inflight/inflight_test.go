@@ -1,4 +1,4 @@
-package ratelimit_test
+package inflight_test
 
 import (
 	"context"
@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/inflight"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
-func newExportLimit(t *testing.T, slots *memory.Slots, opts ...ratelimit.Option) *ratelimit.InFlight {
+func newExportLimit(t *testing.T, slots *memory.Slots, opts ...inflight.Option) *inflight.Limiter {
 	t.Helper()
-	f, err := ratelimit.NewInFlight(slots, 2, append([]ratelimit.Option{ratelimit.WithName("export"),
-		ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Key"))}, opts...)...)
+	f, err := inflight.New(slots, 2, append([]inflight.Option{inflight.WithName("export"),
+		inflight.WithKeyFunc(ratelimit.KeyByHeader("X-Key"))}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,28 +103,11 @@ func TestInFlightCombinesWithRateLimits(t *testing.T) {
 	}
 }
 
-func TestNewInFlightRefusesBadConfiguration(t *testing.T) {
-	slots := memory.NewSlots()
-	for name, f := range map[string]func() error{
-		"nil store": func() error { _, err := ratelimit.NewInFlight(nil, 1); return err },
-		"max 0":     func() error { _, err := ratelimit.NewInFlight(slots, 0); return err },
-		"lease 0":   func() error { _, err := ratelimit.NewInFlight(slots, 1, ratelimit.WithLease(0)); return err },
-		"bad name":  func() error { _, err := ratelimit.NewInFlight(slots, 1, ratelimit.WithName("a b")); return err },
-	} {
-		if f() == nil {
-			t.Errorf("%s: accepted", name)
-		}
-	}
-	if _, err := ratelimit.NewInFlight(slots, 1, ratelimit.WithLease(time.Second)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func ExampleNewInFlight() {
+func ExampleNew() {
 	// At most 2 report exports of one API key at once; the Redis store's
 	// slots also expire when an instance dies.
-	exports, _ := ratelimit.NewInFlight(memory.NewSlots(), 2,
-		ratelimit.WithName("export"), ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-API-Key")))
+	exports, _ := inflight.New(memory.NewSlots(), 2,
+		inflight.WithName("export"), inflight.WithKeyFunc(ratelimit.KeyByHeader("X-API-Key")))
 	handler := exports.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "report")
 	}))
@@ -135,31 +119,31 @@ func ExampleNewInFlight() {
 	// Output: 200 report
 }
 
-// slotKeyRecorder is a SlotStore that records the keys it is given.
+// slotKeyRecorder is a Store that records the keys it is given.
 type slotKeyRecorder struct{ keys []string }
 
-func (k *slotKeyRecorder) Acquire(_ context.Context, key string, _ int, _ time.Duration) (ratelimit.Slot, error) {
+func (k *slotKeyRecorder) Acquire(_ context.Context, key string, _ int, _ time.Duration) (inflight.Slot, error) {
 	k.keys = append(k.keys, key)
-	return ratelimit.Slot{Acquired: true, ID: "1", Running: 1}, nil
+	return inflight.Slot{Acquired: true, ID: "1", Running: 1}, nil
 }
-func (*slotKeyRecorder) Renew(context.Context, string, ratelimit.Slot, time.Duration) error {
+func (*slotKeyRecorder) Renew(context.Context, string, inflight.Slot, time.Duration) error {
 	return nil
 }
-func (*slotKeyRecorder) Release(context.Context, string, ratelimit.Slot) error { return nil }
+func (*slotKeyRecorder) Release(context.Context, string, inflight.Slot) error { return nil }
 
 // A client's key reaches the slot store as a Limiter's does: a keyed hash,
 // bounded in length however long the header, never in plain text; on a
 // shared store, a KeyFunc of its own needs WithKeySecret, since an unkeyed
 // hash of an API key can be checked against a list of likely keys.
 func TestInFlightKeysAreHashed(t *testing.T) {
-	if _, err := ratelimit.NewInFlight(&slotKeyRecorder{}, 1, ratelimit.WithName("export"),
-		ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Key"))); !errors.Is(err, ratelimit.ErrBadConfig) {
+	if _, err := inflight.New(&slotKeyRecorder{}, 1, inflight.WithName("export"),
+		inflight.WithKeyFunc(ratelimit.KeyByHeader("X-Key"))); !errors.Is(err, ratelimit.ErrBadConfig) {
 		t.Fatalf("NewInFlight on a shared store without a secret: %v, want ErrBadConfig", err)
 	}
 	for _, secret := range [][]byte{[]byte("sixteen byte secret!"), []byte("another 16-byte secret")} {
 		rec := &slotKeyRecorder{}
-		f, err := ratelimit.NewInFlight(rec, 1, ratelimit.WithName("export"),
-			ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Key")), ratelimit.WithKeySecret(secret))
+		f, err := inflight.New(rec, 1, inflight.WithName("export"),
+			inflight.WithKeyFunc(ratelimit.KeyByHeader("X-Key")), inflight.WithKeySecret(secret))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package ratelimit_test
+package inflight_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/inflight"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
@@ -34,24 +35,24 @@ func newFrozenSlots() *frozenSlots {
 
 func (s *frozenSlots) thaw() { close(s.frozen) }
 
-func (s *frozenSlots) Acquire(ctx context.Context, key string, limit int, lease time.Duration) (ratelimit.Slot, error) {
+func (s *frozenSlots) Acquire(ctx context.Context, key string, limit int, lease time.Duration) (inflight.Slot, error) {
 	s.acquires.Add(1)
 	s.mu.Lock()
 	s.keys[key] = true
 	s.mu.Unlock()
 	slot, err := s.slots.Acquire(context.WithoutCancel(ctx), key, limit, lease)
 	if s.fail {
-		return ratelimit.Slot{ID: slot.ID}, errors.New("reply lost")
+		return inflight.Slot{ID: slot.ID}, errors.New("reply lost")
 	}
 	<-s.frozen
 	return slot, err
 }
 
-func (s *frozenSlots) Renew(ctx context.Context, key string, slot ratelimit.Slot, lease time.Duration) error {
+func (s *frozenSlots) Renew(ctx context.Context, key string, slot inflight.Slot, lease time.Duration) error {
 	return s.slots.Renew(ctx, key, slot, lease)
 }
 
-func (s *frozenSlots) Release(ctx context.Context, key string, slot ratelimit.Slot) error {
+func (s *frozenSlots) Release(ctx context.Context, key string, slot inflight.Slot) error {
 	return s.slots.Release(ctx, key, slot)
 }
 
@@ -66,10 +67,10 @@ func (s *frozenSlots) running() int {
 	return n
 }
 
-func newReportLimit(t *testing.T, s ratelimit.SlotStore, opts ...ratelimit.Option) *ratelimit.InFlight {
+func newReportLimit(t *testing.T, s inflight.Store, opts ...inflight.Option) *inflight.Limiter {
 	t.Helper()
-	f, err := ratelimit.NewInFlight(s, 2, append([]ratelimit.Option{ratelimit.WithName("report"),
-		ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Key")), ratelimit.WithPlainKeys()}, opts...)...)
+	f, err := inflight.New(s, 2, append([]inflight.Option{inflight.WithName("report"),
+		inflight.WithKeyFunc(ratelimit.KeyByHeader("X-Key")), inflight.WithPlainKeys()}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func newReportLimit(t *testing.T, s ratelimit.SlotStore, opts ...ratelimit.Optio
 
 // serveSlot sends a request of key through f, and returns its status, whether
 // the handler ran, and how long it took.
-func serveSlot(f *ratelimit.InFlight, ctx context.Context, key string) (code int, ran bool, took time.Duration) {
+func serveSlot(f *inflight.Limiter, ctx context.Context, key string) (code int, ran bool, took time.Duration) {
 	rec := httptest.NewRecorder()
 	start := time.Now()
 	f.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran = true })).
@@ -93,20 +94,20 @@ func serveSlot(f *ratelimit.InFlight, ctx context.Context, key string) (code int
 func TestInFlightFrozenStoreCostsTheBudget(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
-		opts   []ratelimit.Option
+		opts   []inflight.Option
 		budget time.Duration
 		code   int
 		ran    bool
 	}{
 		{"the default budget, fail open", nil, 100 * time.Millisecond, http.StatusOK, true},
-		{"WithTimeout, fail closed", []ratelimit.Option{ratelimit.WithTimeout(30 * time.Millisecond), ratelimit.WithFailClosed()},
+		{"WithTimeout, fail closed", []inflight.Option{inflight.WithTimeout(30 * time.Millisecond), inflight.WithFailClosed()},
 			30 * time.Millisecond, http.StatusServiceUnavailable, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := newFrozenSlots()
 				var errs atomic.Int32
-				f := newReportLimit(t, s, append(tt.opts, ratelimit.WithErrorHandler(func(_ *http.Request, err error) {
+				f := newReportLimit(t, s, append(tt.opts, inflight.WithErrorHandler(func(_ *http.Request, err error) {
 					if !errors.Is(err, ratelimit.ErrTimeout) {
 						t.Errorf("error handler told %v, want ErrTimeout", err)
 					}
@@ -136,9 +137,9 @@ func TestInFlightBreakerSparesTheStore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newFrozenSlots()
 		var opened atomic.Bool
-		f := newReportLimit(t, s, ratelimit.WithBreaker(ratelimit.NewBreaker(2, time.Hour)),
-			ratelimit.WithErrorHandler(func(*http.Request, error) {}),
-			ratelimit.WithObserver(ratelimit.Observer{BreakerChange: func(name string, st ratelimit.BreakerState) {
+		f := newReportLimit(t, s, inflight.WithBreaker(ratelimit.NewBreaker(2, time.Hour)),
+			inflight.WithErrorHandler(func(*http.Request, error) {}),
+			inflight.WithObserver(ratelimit.Observer{BreakerChange: func(name string, st ratelimit.BreakerState) {
 				opened.Store(name == "report" && st == ratelimit.BreakerOpen)
 			}}))
 		var total time.Duration
@@ -165,7 +166,7 @@ func TestInFlightFailedAcquireIsGivenBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newFrozenSlots()
 		s.fail = true
-		f := newReportLimit(t, s, ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+		f := newReportLimit(t, s, inflight.WithErrorHandler(func(*http.Request, error) {}))
 		for range 3 { // more than the limit
 			if code, ran, _ := serveSlot(f, context.Background(), "a"); code != http.StatusOK || !ran {
 				t.Fatalf("%d, handler ran %v; want 200 and run: fail open", code, ran)
@@ -187,7 +188,7 @@ type cancellingSlots struct {
 	key    string
 }
 
-func (s *cancellingSlots) Acquire(ctx context.Context, key string, limit int, lease time.Duration) (ratelimit.Slot, error) {
+func (s *cancellingSlots) Acquire(ctx context.Context, key string, limit int, lease time.Duration) (inflight.Slot, error) {
 	s.key = key
 	slot, err := s.Slots.Acquire(ctx, key, limit, lease)
 	s.cancel()
@@ -199,7 +200,7 @@ func (s *cancellingSlots) Acquire(ctx context.Context, key string, limit int, le
 func TestInFlightGoneClientIsNotServed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var decisions atomic.Int32
-		observe := ratelimit.WithObserver(ratelimit.Observer{Decision: func(ratelimit.Decision) { decisions.Add(1) }})
+		observe := inflight.WithObserver(ratelimit.Observer{Decision: func(ratelimit.Decision) { decisions.Add(1) }})
 		for _, tt := range []struct {
 			name string
 			run  func() (code int, ran bool)

@@ -1,4 +1,4 @@
-package ratelimit_test
+package inflight_test
 
 import (
 	"net/http"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/inflight"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
@@ -19,7 +20,7 @@ func TestInFlightRetryAfterIsHowLongRequestsRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		outcomes := map[ratelimit.Outcome]int{}
-		f := newExportLimit(t, memory.NewSlots(), ratelimit.WithObserver(ratelimit.Observer{Decision: func(d ratelimit.Decision) {
+		f := newExportLimit(t, memory.NewSlots(), inflight.WithObserver(ratelimit.Observer{Decision: func(d ratelimit.Decision) {
 			mu.Lock()
 			outcomes[d.Outcome]++
 			mu.Unlock()
