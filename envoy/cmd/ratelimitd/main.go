@@ -54,11 +54,20 @@ const reloadInterval = time.Second
 // every listener is open.
 func run(ctx context.Context, s settings, ready func(addrs)) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel(s.logLevel)}))
-	store, closeStore, err := newStore(s)
+	store, closeStore, ping, err := newStore(s)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
+	if ping != nil {
+		// Served all the same (the time budget and the local fallback
+		// decide while Redis does not answer), but never silently.
+		go func() {
+			if err := redisProblem(ctx, ping, s); err != nil && ctx.Err() == nil {
+				logger.Error("ratelimitd: Redis did not answer at startup; the local fallback decides until it does", "redis_url", s.redisURL, "err", err)
+			}
+		}()
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics, err := rlprom.New(reg)

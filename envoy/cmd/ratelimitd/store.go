@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/store/memory"
@@ -12,11 +14,11 @@ import (
 
 // newStore returns the store the settings name: Redis (single, Cluster or
 // Sentinel, as REDIS_TYPE says) at REDIS_URL, or without REDIS_URL the
-// memory store, and what closes it.
-func newStore(s settings) (ratelimit.Store, func() error, error) {
+// memory store; what closes it; and for Redis, what pings it.
+func newStore(s settings) (ratelimit.Store, func() error, func(context.Context) error, error) {
 	if s.redisURL == "" {
 		m := memory.New()
-		return m, func() error { m.Close(); return nil }, nil
+		return m, func() error { m.Close(); return nil }, nil, nil
 	}
 	addrs := strings.Split(s.redisURL, ",")
 	for i := range addrs {
@@ -29,7 +31,7 @@ func newStore(s settings) (ratelimit.Store, func() error, error) {
 	case "SENTINEL":
 		// The reference's form: the master's name, then the sentinels.
 		if len(addrs) < 2 {
-			return nil, nil, fmt.Errorf("ratelimitd: REDIS_TYPE=SENTINEL: want REDIS_URL=master,sentinel[,sentinel...]")
+			return nil, nil, nil, fmt.Errorf("ratelimitd: REDIS_TYPE=SENTINEL: want REDIS_URL=master,sentinel[,sentinel...]")
 		}
 		client = goredis.NewFailoverClient(&goredis.FailoverOptions{MasterName: addrs[0], SentinelAddrs: addrs[1:], Password: s.redisAuth, PoolSize: s.redisPoolSize})
 	default:
@@ -39,5 +41,27 @@ func newStore(s settings) (ratelimit.Store, func() error, error) {
 	if s.cacheKeyPrefix != "" {
 		opts = append(opts, redisstore.WithPrefix(s.cacheKeyPrefix))
 	}
-	return redisstore.New(client, opts...), client.Close, nil
+	ping := func(ctx context.Context) error { return client.Ping(ctx).Err() }
+	return redisstore.New(client, opts...), client.Close, ping, nil
+}
+
+// startupPingBudget is how long ratelimitd waits for Redis's first answer
+// before it says so in its log.
+const startupPingBudget = 5 * time.Second
+
+// redisProblem is nil when ping answers within startupPingBudget, else
+// what a log should say: the error, and a hint for the likely cause of a
+// Redis that never answers, REDIS_SOCKET_TYPE left at its default "unix"
+// (the reference's) beside a host:port REDIS_URL.
+func redisProblem(ctx context.Context, ping func(context.Context) error, s settings) error {
+	ctx, cancel := context.WithTimeout(ctx, startupPingBudget)
+	defer cancel()
+	err := ping(ctx)
+	if err == nil {
+		return nil
+	}
+	if s.redisSocketType == "unix" && s.redisType != "CLUSTER" && s.redisType != "SENTINEL" && !strings.HasPrefix(s.redisURL, "/") {
+		return fmt.Errorf("REDIS_SOCKET_TYPE is unix (the default) but REDIS_URL %q looks like host:port: set REDIS_SOCKET_TYPE=tcp: %w", s.redisURL, err)
+	}
+	return err
 }
