@@ -70,6 +70,7 @@ type fakeRedis struct {
 	ln      net.Listener
 	scripts atomic.Int64
 	hang    bool
+	cluster bool // answer CLUSTER as a one-master Cluster holding every slot (nodeonce_test.go)
 }
 
 func startFakeRedis(t *testing.T, hang bool) *fakeRedis {
@@ -110,6 +111,13 @@ func (f *fakeRedis) serve(conn net.Conn) {
 			return
 		case "HELLO":
 			conn.Write([]byte("-ERR unknown command 'HELLO'\r\n"))
+		case "CLUSTER", "COMMAND":
+			if !f.cluster || strings.ToUpper(cmd) == "COMMAND" {
+				conn.Write([]byte("-ERR unknown command\r\n"))
+				continue
+			}
+			host, port, _ := net.SplitHostPort(f.ln.Addr().String())
+			fmt.Fprintf(conn, "*1\r\n*3\r\n:0\r\n:16383\r\n*3\r\n$%d\r\n%s\r\n:%s\r\n$40\r\n%040d\r\n", len(host), host, port, 1)
 		default:
 			conn.Write([]byte("+OK\r\n"))
 		}
