@@ -43,13 +43,18 @@ local m = tonumber(ARGV[2])
 local soonest = tonumber(ARGV[3])
 local lates = soonest ~= nil and now > soonest -- false: no take is late
 local which = {byte(ARGV[4], 1, -1)}
-local algs, rates, capacities, periods, decides = {}, {}, {}, {}, {}
+local algs, rates, capacities, periods = {}, {}, {}, {}
+local decides, inner = {}, {} -- a lone take's decision; an AllowAll's take's
 local logs = false -- whether a take is on a sliding log (no GET)
 for j = 1, m do
   local a = 5 + 4 * (j - 1)
   local alg = tonumber(ARGV[a])
   algs[j], rates[j], capacities[j], periods[j] = alg, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
-  decides[j] = algorithms[alg]
+  if alg >= 8 then
+    inner[j] = algorithms[alg - 8]
+  else
+    decides[j] = algorithms[alg]
+  end
   logs = logs or alg == 3 or alg == 11
 end
 local first = 5 + 4 * m -- take i's arguments start at first + 2(i-1)
@@ -70,9 +75,8 @@ if not values then -- nothing was read or written
   return redis.error_reply('NOTLOCAL a key of the batch is not served by this node')
 end
 
-local out, expiry, order = {}, {}, {}
+local out, expiry, order, ns = {}, {}, {}, {}
 local upto = 0 -- the last take of the AllowAll being decided
-local group, nvs, mss -- an AllowAll's takes, in multi's layout, and writes
 for i = 1, #KEYS do
   local a, o, j = first + 2 * (i - 1), 4 * (i - 1), which[i]
   if i <= upto then
@@ -111,26 +115,11 @@ for i = 1, #KEYS do
       local k = tonumber(ARGV[extra])
       extra = extra + 1
       upto = i + k - 1
-      if not group then
-        group, nvs, mss = {}, {}, {}
+      ns[i] = n
+      for c = i + 1, upto do
+        ns[c] = tonumber(ARGV[first + 2 * (c - 1)])
       end
-      for c = 1, k do
-        local t, g, l = first + 2 * (i + c - 2), 5 * (c - 1), which[i + c - 1]
-        group[g + 1], group[g + 2], group[g + 3], group[g + 4], group[g + 5] =
-          algs[l] - 8, rates[l], capacities[l], tonumber(ARGV[t]), periods[l]
-      end
-      if multi(k, KEYS, i - 1, group, 1, values, now, slack, out, o, nvs, mss) then
-        for c = 1, k do
-          local nv = nvs[c]
-          if nv then
-            local key = KEYS[i + c - 1]
-            if not expiry[key] then
-              order[#order + 1] = key
-            end
-            values[key], expiry[key] = nv, mss[c]
-          end
-        end
-      end
+      multi(k, i - 1, KEYS, which, ns, inner, rates, capacities, periods, values, expiry, order, now, slack, out, o)
     else
       local nv, ms
       if algs[j] == 4 then
