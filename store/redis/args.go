@@ -72,16 +72,18 @@ func (s *Store) refundArgs(ctx context.Context, key string, limit ratelimit.Limi
 }
 
 // batchArgs are batch.lua's arguments for batch, of at most maxBatch
-// takes in all, and their number: each distinct limit once (with its
-// algorithm: a booking's, a cancellation's and an AllowAll's takes' are
-// their own), then each take's limit, cost and deadline (an AllowAll's on
-// its first take), then the bookings', cancellations' and AllowAlls' own
-// arguments.
+// takes in all, and their number: the earliest of the takes' deadlines,
+// each take's limit as one byte of one string, each distinct limit once
+// (with its algorithm: a booking's, a cancellation's and an AllowAll's
+// takes' are their own), then each take's cost and deadline (an
+// AllowAll's on its first take), then the bookings', cancellations' and
+// AllowAlls' own arguments.
 func (s *Store) batchArgs(batch []*pending) ([]any, int) {
 	var limits [maxBatch]ratelimit.Limit
-	var algs, which [maxBatch]int
+	var algs [maxBatch]int
+	var which [maxBatch]byte // a limit's number fits a byte: see below
 	m, w, extra := 0, 0, 0
-	index := func(l ratelimit.Limit, alg int) int {
+	index := func(l ratelimit.Limit, alg int) byte {
 		j := 0
 		for j < m && (limits[j] != l || algs[j] != alg) {
 			j++
@@ -90,9 +92,15 @@ func (s *Store) batchArgs(batch []*pending) ([]any, int) {
 			limits[m], algs[m] = l, alg
 			m++
 		}
-		return j + 1
+		return byte(j + 1)
 	}
+	var soonest any = ""
 	for _, p := range batch {
+		if d, ok := p.deadline.(int64); ok {
+			if e, ok := soonest.(int64); !ok || d < e {
+				soonest = d
+			}
+		}
 		switch p.op {
 		case all:
 			for i := range p.takes {
@@ -110,7 +118,7 @@ func (s *Store) batchArgs(batch []*pending) ([]any, int) {
 		which[w] = index(p.limit, p.alg())
 		w++
 	}
-	args := make([]any, 0, 5+w+4*m+3*w+extra)
+	args := make([]any, 0, 7+w+4*m+2*w+extra)
 	args = append(args, "evalsha", s.scripts.batch.script.Hash(), w)
 	for _, p := range batch {
 		if p.op == all {
@@ -121,16 +129,14 @@ func (s *Store) batchArgs(batch []*pending) ([]any, int) {
 			args = append(args, p.key)
 		}
 	}
-	args = append(args, s.clockArg(), m)
+	args = append(args, s.clockArg(), m, soonest, string(which[:w]))
 	for j, l := range limits[:m] {
 		a := s.limitArgs(l)
 		args = append(args, algs[j], a[0], a[1], a[2])
 	}
-	w = 0
 	for _, p := range batch {
 		if p.op != all {
-			args = append(args, which[w], p.n, p.deadline)
-			w++
+			args = append(args, p.n, p.deadline)
 			continue
 		}
 		for i := range p.takes {
@@ -138,8 +144,7 @@ func (s *Store) batchArgs(batch []*pending) ([]any, int) {
 			if i > 0 {
 				d = "" // the AllowAll's deadline is its first take's
 			}
-			args = append(args, which[w], p.takes[i].N, d)
-			w++
+			args = append(args, p.takes[i].N, d)
 		}
 	}
 	if extra > 0 {
@@ -156,3 +161,7 @@ func (s *Store) batchArgs(batch []*pending) ([]any, int) {
 	}
 	return args, w
 }
+
+// A take's limit is sent as one byte (batchArgs), and a batch holds at
+// most maxBatch distinct limits: this fails to compile past 255.
+const _ = uint8(maxBatch)

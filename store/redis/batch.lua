@@ -10,11 +10,16 @@
 --          node with node.lua)
 -- ARGV[1]  the app's clock in µs since the epoch, or "": Redis TIME
 -- ARGV[2]  m, the number of distinct limits in the batch
--- ARGV[3 + 4(j-1)] .. ARGV[6 + 4(j-1)]  limit j: its algorithm (the value
+-- ARGV[3]  the earliest deadline of the batch's takes in µs in Redis's
+--          clock, or "": none has one (then no take's own is read)
+-- ARGV[4]  the takes' limits, one byte each: byte i is take i's limit j
+--          (one string.byte for the batch, where a tonumber per take
+--          costs more than the rest of its arguments' reading)
+-- ARGV[5 + 4(j-1)] .. ARGV[8 + 4(j-1)]  limit j: its algorithm (the value
 --          of ratelimit.Algorithm), refill rate per second, capacity,
 --          period in µs
--- ARGV[3 + 4m + 3(i-1)] .. ARGV[5 + 4m + 3(i-1)]  take i: its limit j,
---          cost n, and its deadline in µs in Redis's clock or "": none
+-- ARGV[5 + 4m + 2(i-1)], ARGV[6 + 4m + 2(i-1)]  take i: its cost n, and
+--          its deadline in µs in Redis's clock or "": none
 -- A booking (reserve.lua's book) or a cancellation (its cancel) is a take
 -- whose limit has the algorithm 4 (book) or 5 (cancel), a token bucket's
 -- rate and capacity; its own arguments follow every take's, in the order
@@ -31,22 +36,38 @@
 -- is 1, 0, 0, 0. Last, the clock the script used (µs), which lets the
 -- store learn how far Redis's clock is from its own.
 local now, slack = clock(ARGV[1])
+local call = redis.call
 
 -- the batch's distinct limits, read once
 local m = tonumber(ARGV[2])
+local soonest = tonumber(ARGV[3])
+local lates = soonest ~= nil and now > soonest -- false: no take is late
+local which = {byte(ARGV[4], 1, -1)}
 local algs, rates, capacities, periods = {}, {}, {}, {}
+local decides, inner = {}, {} -- a lone take's decision; an AllowAll's take's
+local logs = false -- whether a take is on a sliding log (no GET)
 for j = 1, m do
-  local a = 3 + 4 * (j - 1)
-  algs[j], rates[j], capacities[j], periods[j] = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  local a = 5 + 4 * (j - 1)
+  local alg = tonumber(ARGV[a])
+  algs[j], rates[j], capacities[j], periods[j] = alg, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  if alg >= 8 then
+    inner[j] = algorithms[alg - 8]
+  else
+    decides[j] = algorithms[alg]
+  end
+  logs = logs or alg == 3 or alg == 11
 end
-local first = 3 + 4 * m -- take i's arguments start at first + 3(i-1)
-local extra = first + 3 * #KEYS -- the next booking's or cancellation's own
+local first = 5 + 4 * m -- take i's arguments start at first + 2(i-1)
+local extra = first + 2 * #KEYS -- the next booking's or cancellation's own
 
-local names = {}
-for i = 1, #KEYS do
-  local alg = algs[tonumber(ARGV[first + 3 * (i - 1)])]
-  if alg ~= 3 and alg ~= 11 then
-    names[#names + 1] = KEYS[i]
+local names = KEYS
+if logs then
+  names = {}
+  for i = 1, #KEYS do
+    local alg = algs[which[i]]
+    if alg ~= 3 and alg ~= 11 then
+      names[#names + 1] = KEYS[i]
+    end
   end
 end
 local values = read(names, KEYS)
@@ -54,16 +75,15 @@ if not values then -- nothing was read or written
   return redis.error_reply('NOTLOCAL a key of the batch is not served by this node')
 end
 
-local out, expiry, order = {}, {}, {}
+local out, expiry, order, ns = {}, {}, {}, {}
 local upto = 0 -- the last take of the AllowAll being decided
-local group, nvs, mss -- an AllowAll's takes, in multi's layout, and writes
 for i = 1, #KEYS do
-  local a, o = first + 3 * (i - 1), 4 * (i - 1)
+  local a, o, j = first + 2 * (i - 1), 4 * (i - 1), which[i]
   if i <= upto then
     -- an AllowAll's take after its first: decided with it
-  elseif late(ARGV[a + 2], now) then
+  elseif lates and late(ARGV[a + 1], now) then
     out[o + 1], out[o + 2], out[o + 3], out[o + 4] = -1, 0, 0, 0
-    local alg = algs[tonumber(ARGV[a])]
+    local alg = algs[j]
     if alg == 4 then
       extra = extra + 1
     elseif alg == 5 then
@@ -76,8 +96,8 @@ for i = 1, #KEYS do
       end
     end
   else
-    local key, j, n = KEYS[i], tonumber(ARGV[a]), tonumber(ARGV[a + 1])
-    local decide = algorithms[algs[j]]
+    local key, n = KEYS[i], tonumber(ARGV[a])
+    local decide = decides[j]
     if decide then
       local nv, ms
       out[o + 1], out[o + 2], out[o + 3], out[o + 4], nv, ms =
@@ -95,27 +115,11 @@ for i = 1, #KEYS do
       local k = tonumber(ARGV[extra])
       extra = extra + 1
       upto = i + k - 1
-      if not group then
-        group, nvs, mss = {}, {}, {}
+      ns[i] = n
+      for c = i + 1, upto do
+        ns[c] = tonumber(ARGV[first + 2 * (c - 1)])
       end
-      for c = 1, k do
-        local t, g = first + 3 * (i + c - 2), 5 * (c - 1)
-        local l = tonumber(ARGV[t])
-        group[g + 1], group[g + 2], group[g + 3], group[g + 4], group[g + 5] =
-          algs[l] - 8, rates[l], capacities[l], tonumber(ARGV[t + 1]), periods[l]
-      end
-      if multi(k, KEYS, i - 1, group, 1, values, now, slack, out, o, nvs, mss) then
-        for c = 1, k do
-          local nv = nvs[c]
-          if nv then
-            local key = KEYS[i + c - 1]
-            if not expiry[key] then
-              order[#order + 1] = key
-            end
-            values[key], expiry[key] = nv, mss[c]
-          end
-        end
-      end
+      multi(k, i - 1, KEYS, which, ns, inner, rates, capacities, periods, values, expiry, order, now, slack, out, o)
     else
       local nv, ms
       if algs[j] == 4 then
@@ -136,7 +140,18 @@ for i = 1, #KEYS do
     end
   end
 end
-for _, key in ipairs(order) do
-  redis.call('SET', key, values[key], 'PX', px(expiry[key]))
+-- Takes of one limit often leave the same expiry: each is formatted once
+-- (by -ms: a positive integer key makes some servers' Lua, miniredis's,
+-- fill an array up to it).
+local pxs = {}
+for w = 1, #order do
+  local key = order[w]
+  local ms = expiry[key]
+  local p = pxs[-ms]
+  if not p then
+    p = px(ms)
+    pxs[-ms] = p
+  end
+  call('SET', key, values[key], 'PX', p)
 end
 return reply(out, now)

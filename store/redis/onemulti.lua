@@ -35,16 +35,18 @@ if #names > 0 then
   end
 end
 
-local args = {}
-for a = 3, 2 + 5 * k do
-  args[a - 2] = tonumber(ARGV[a])
+-- take i is its own limit i, in multi's layout
+local which, ns, decides, rates, capacities, periods = {}, {}, {}, {}, {}, {}
+for i = 1, k do
+  local a = 3 + 5 * (i - 1)
+  which[i], decides[i] = i, algorithms[tonumber(ARGV[a])]
+  rates[i], capacities[i], ns[i], periods[i] = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
 end
-local nvs, mss = {}, {}
-if multi(k, KEYS, 0, args, 1, values, now, slack, out, 0, nvs, mss) then
-  for i = 1, k do
-    if nvs[i] then
-      redis.call('SET', KEYS[i], nvs[i], 'PX', px(mss[i]))
-    end
+local expiry, order = {}, {}
+if multi(k, 0, KEYS, which, ns, decides, rates, capacities, periods, values, expiry, order, now, slack, out, 0) then
+  for w = 1, #order do
+    local key = order[w]
+    redis.call('SET', key, values[key], 'PX', px(expiry[key]))
   end
 end
 return reply(out, now)
