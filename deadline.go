@@ -9,8 +9,9 @@ import (
 // How a store call is held to its time budget. A store that cannot hang
 // ([Local]) is called as it is. A store that says it returns by its
 // context's deadline is called on the caller's goroutine, its context
-// given the budget's deadline: no goroutine, no channel, and the store's
-// own error says whether it sent the call. Any other store is called on a
+// given the budget's deadline: no goroutine, no channel, no timer of its
+// own (cohort.go), and the store's own error says whether it sent the
+// call. Any other store is called on a
 // goroutine of its own while the caller waits at most the budget
 // (withinOr, guard.go).
 
@@ -52,15 +53,27 @@ func storeBudget(d time.Duration, store any) *budget {
 	return b
 }
 
-// bound returns the context of an inline call (b.inline): ctx with the
-// budget's deadline for a call by deadline, with its cancel func; else ctx
-// itself and a nil func.
+// bound returns the context of an inline call (b.inline): for a call by
+// deadline, one with the budget's deadline, with its cancel func; else
+// ctx itself and a nil func. It is a context of the budget's current
+// cohort (cohort.go), which costs a call no timer, unless ctx has ended
+// already or ends before the cohort (a request deadline nearer than the
+// budget): a context of its own, as context.WithTimeoutCause makes, then
+// ends the call exactly as ctx does.
 func (b *budget) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	if b == nil || b.mode != byDeadline {
 		return ctx, nil
 	}
+	c := b.cohortNow()
+	if d, ok := ctx.Deadline(); ctx.Err() == nil && (!ok || !d.Before(c.end)) {
+		return &boundCtx{parent: ctx, c: c}, noCancel
+	}
 	return context.WithTimeoutCause(ctx, b.d, b.timeout)
 }
+
+// noCancel is the cancel func of a cohort's context, which has nothing of
+// its own to release.
+func noCancel() {}
 
 // ended classifies what a call by deadline returned, v and err, once it
 // returned within bctx (from bound; cancel is its, nil for a call that is
@@ -70,17 +83,30 @@ func (b *budget) bound(ctx context.Context) (context.Context, context.CancelFunc
 // the caller's (it goes to late, on a goroutine of its own, when late is
 // not nil): the caller gets the request's own error if its context ended
 // first, else [ErrNotSent]'s if the store never sent the call, else
-// [ErrTimeout]'s.
+// [ErrTimeout]'s. An error that a call of a cohort returns once the
+// cohort's deadline is past is past it, even before its timer has run.
 func ended[T any](bctx context.Context, cancel context.CancelFunc, b *budget, v T, err error, late func(T, error)) (T, error) {
 	if cancel == nil { // not a call by deadline: it stands
 		return v, err
 	}
-	if bctx.Err() == nil {
+	var cause error
+	if x, ok := bctx.(*boundCtx); ok {
+		switch {
+		case x.parent.Err() != nil:
+			cause = context.Cause(x.parent)
+		case x.c.over() || err != nil && !time.Now().Before(x.c.end):
+			cause = b.timeout
+		default:
+			return v, err
+		}
+	} else {
+		if bctx.Err() == nil {
+			cancel()
+			return v, err
+		}
+		cause = context.Cause(bctx)
 		cancel()
-		return v, err
 	}
-	cause := context.Cause(bctx)
-	cancel()
 	if late != nil {
 		go late(v, err)
 	}

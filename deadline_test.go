@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -108,3 +109,67 @@ func (hangingKeeper) AllowN(ctx context.Context, _ string, _ ratelimit.Limit, _ 
 }
 
 func (hangingKeeper) KeepsDeadlines() bool { return true }
+
+// queueingKeeper is a shared store that keeps its deadlines and queues
+// every decision, as store/redis's group commit does when its senders are
+// busy: onQueued runs while it waits, and the decision is sent only if
+// [ratelimit.Sending] says so.
+type queueingKeeper struct {
+	ratelimit.Store
+	onQueued func()
+	sent     bool
+}
+
+func (s *queueingKeeper) AllowN(ctx context.Context, key string, l ratelimit.Limit, n int) (ratelimit.Result, error) {
+	ratelimit.Queued(ctx)
+	s.onQueued()
+	if !ratelimit.Sending(ctx) {
+		return ratelimit.Result{}, fmt.Errorf("queued: %w", ratelimit.ErrNotSent)
+	}
+	s.sent = true
+	return s.Store.AllowN(ctx, key, l, n)
+}
+
+func (*queueingKeeper) KeepsDeadlines() bool { return true }
+
+// TestAQueuedDecisionOfAGoneRequestIsNotSent: a store that keeps deadlines
+// holds a decision queued while its request ends (the client went away):
+// Sending tells it not to send it, and the request gets its own error,
+// without the error handler or the breaker hearing of it. A decision
+// whose request goes on is sent.
+func TestAQueuedDecisionOfAGoneRequestIsNotSent(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		leaves   bool // the request ends while its decision is queued
+		wantSent bool
+	}{
+		{"a request that goes on is sent", false, true},
+		{"a request that ended is not", true, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := memory.New()
+			defer mem.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s := &queueingKeeper{Store: mem, onQueued: func() {
+				if tt.leaves {
+					cancel()
+				}
+			}}
+			var told int
+			b := ratelimit.NewBreaker(1, time.Hour)
+			l := newLimiter(t, s, ratelimit.PerMinute(10), ratelimit.WithTimeout(time.Minute), ratelimit.WithBreaker(b),
+				ratelimit.WithErrorHandler(func(*http.Request, error) { told++ }))
+			res, err := l.Allow(ctx, "ip:192.0.2.1")
+			if s.sent != tt.wantSent {
+				t.Fatalf("sent: %v, want %v", s.sent, tt.wantSent)
+			}
+			if tt.leaves && (!errors.Is(err, context.Canceled) || res.Allowed) || !tt.leaves && (err != nil || !res.Allowed) {
+				t.Fatalf("Allow = %+v, %v", res, err)
+			}
+			if told != 0 || b.State() != ratelimit.BreakerClosed {
+				t.Fatalf("error handler told %d times, breaker %v; want 0 and closed", told, b.State())
+			}
+		})
+	}
+}

@@ -62,7 +62,7 @@ func (g *guard) settle(ctx context.Context, err error, probe bool) callEnd {
 		end = shed
 	}
 	if end == answered && g.track {
-		g.lastAnswer.Store(g.now().UnixNano())
+		g.answered()
 	}
 	if g.breaker != nil {
 		switch {
@@ -75,6 +75,20 @@ func (g *guard) settle(ctx context.Context, err error, probe bool) callEnd {
 		}
 	}
 	return end
+}
+
+// answered notes that the store answered now. It writes lastAnswer only
+// once it is a tick out of date (1/64 of the budget, at most a
+// millisecond, as cohort.go's): written by every decision, its cache line
+// would move between the cores on every one.
+func (g *guard) answered() {
+	tick := maxTick
+	if g.budget != nil {
+		tick = g.budget.tick()
+	}
+	if now := g.now().UnixNano(); now-g.lastAnswer.Load() >= int64(tick) {
+		g.lastAnswer.Store(now)
+	}
 }
 
 // answeredWithinBudget reports whether the store answered a call within

@@ -113,3 +113,37 @@ func TestGuardSettleTellsTheBreaker(t *testing.T) {
 		t.Fatalf("enter after 2 failures in a row: %v, want ErrBreakerOpen", err)
 	}
 }
+
+// TestAnAnswerIsNotedOnceATick: the time of the store's last answer is
+// written once it is a tick out of date, not by every answer, and so is
+// never more than a tick early.
+func TestAnAnswerIsNotedOnceATick(t *testing.T) {
+	const budget = 100 * time.Millisecond
+	tick := min(budget/64, maxTick)
+	t0 := time.Unix(1_700_000_000, 0)
+	for _, tt := range []struct {
+		name    string
+		answers []time.Duration // when the store answers, after t0
+		want    time.Duration   // the last answer noted, after t0
+	}{
+		{"the first answer is noted", []time.Duration{0}, 0},
+		{"an answer within the tick is not", []time.Duration{0, tick / 2}, 0},
+		{"an answer a tick later is", []time.Duration{0, tick / 2, tick}, tick},
+		{"each answer a tick apart is", []time.Duration{0, tick, 3 * tick}, 3 * tick},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var now time.Time
+			g := &guard{budget: newBudget(budget), now: func() time.Time { return now }, track: true}
+			for _, at := range tt.answers {
+				now = t0.Add(at)
+				g.settle(context.Background(), nil, false)
+			}
+			if got := time.Duration(g.lastAnswer.Load() - t0.UnixNano()); got != tt.want {
+				t.Fatalf("last answer noted %v after t0, want %v", got, tt.want)
+			}
+			if now.UnixNano()-g.lastAnswer.Load() >= int64(tick) {
+				t.Fatalf("the last answer noted is a tick or more before the last answer")
+			}
+		})
+	}
+}

@@ -40,18 +40,21 @@ func Queued(ctx context.Context) {
 // Sending tells the limiter that asked for the decision of ctx that the
 // store is about to send it: from then on, a decision that is not answered
 // within its budget counts against the store. It returns false if the
-// budget ended while the decision was [Queued]: the store must then not
+// budget ended while the decision was [Queued], or the request the
+// decision is for ended (its client went away): the store must then not
 // send it, and returns an error that wraps [ErrNotSent]. It returns true
 // for a context of no limiter's budget. A store calls it at most once per
 // decision, as it leaves the queue to be sent, or before a decision it
 // sends at once; a decision whose context ended while queued is dropped
 // with an error that wraps ErrNotSent, without calling Sending.
 func Sending(ctx context.Context) bool {
-	m := markOf(ctx)
-	if m == nil {
-		return true
+	switch m := ctx.Value(sendMarkKey{}).(type) {
+	case *sendMark:
+		return m.state.CompareAndSwap(sendQueued, sendSent) || m.state.CompareAndSwap(sendEntered, sendSent)
+	case *boundCtx: // a call by deadline (cohort.go): not for a request that ended
+		return m.parent.Err() == nil
 	}
-	return m.state.CompareAndSwap(sendQueued, sendSent) || m.state.CompareAndSwap(sendEntered, sendSent)
+	return true
 }
 
 // enter lets the call reach the store, unless its budget ended before:

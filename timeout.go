@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,7 +29,13 @@ const defaultTimeout = 100 * time.Millisecond
 // with the budget as that deadline, which costs a decision about a
 // goroutine and a channel less: store/redis over a client with
 // ContextTimeoutEnabled, the recommended one, or any store with a
-// KeepsDeadlines method that reports true. A [Local] store, which cannot
+// KeepsDeadlines method that reports true. The calls of such a store that
+// start within a tick of each other (1/64 of d, at most a millisecond)
+// share one deadline, and one timer, so a call's budget may be up to a
+// tick longer than d; the end of the request's own context does not
+// cancel such a call, but the limiter answers the request by it once the
+// call returns, and a store that queues decisions does not send one whose
+// request ended ([Sending]). A [Local] store, which cannot
 // hang, is called as it is. The default is 100 ms for stores that are not
 // Local, none for Local ones; d == 0 turns the bound off and a negative d
 // is an error.
@@ -62,9 +69,10 @@ func WithTimeout(d time.Duration) Option {
 // budget is a store call's time budget, with its errors made once.
 type budget struct {
 	d       time.Duration
-	timeout error    // the store did not answer within d
-	notSent error    // the store held the call queued for all of d (shed.go)
-	mode    callMode // how the store's calls are held to d (deadline.go)
+	timeout error                  // the store did not answer within d
+	notSent error                  // the store held the call queued for all of d (shed.go)
+	mode    callMode               // how the store's calls are held to d (deadline.go)
+	cohort  atomic.Pointer[cohort] // the calls by deadline that start now share it (cohort.go)
 }
 
 func newBudget(d time.Duration) *budget {
