@@ -15,7 +15,10 @@ import (
 // sent at once at a budget of 5, at most 5 reach the handler. Once the
 // handler is done, the cost is kept if count(status) is true and given
 // back otherwise ([Refunder]: one store call; a store that cannot refund
-// keeps it). [Limiter.Handler] does it; an adapter calls [Limiter.Begin]
+// keeps it). A request the fallback admitted while the store failed
+// ([WithFallback]) gives its cost back to the fallback, and out of what
+// the store is charged for the fallback's admissions once it answers
+// again. [Limiter.Handler] does it; an adapter calls [Limiter.Begin]
 // and the returned [Admission]'s Done with its handler's status.
 //
 // The status counted is the response's (not an informational 1xx); 500

@@ -16,10 +16,11 @@ import (
 // settled once its handler is done: call Done with the response's status.
 // A nil *Admission is valid: its Done does nothing.
 type Admission struct {
-	l   *Limiter
-	p   *pass
-	ctx context.Context
-	r   *http.Request // nil for BeginKey
+	l        *Limiter
+	p        *pass
+	ctx      context.Context
+	r        *http.Request // nil for BeginKey
+	fallback bool          // the fallback store admitted it, not the store
 }
 
 // Begin decides on r as [Limiter.Admit] does and reports whether the
@@ -51,9 +52,13 @@ func (a *Admission) Done(status int) {
 	if a == nil || a.l == nil {
 		return
 	}
-	l, p, ctx, r := a.l, a.p, a.ctx, a.r
+	l, p, ctx, r, fallback := a.l, a.p, a.ctx, a.r, a.fallback
 	*a = Admission{}
-	if status != 0 && !l.countIf(status) {
+	switch {
+	case status == 0 || l.countIf(status):
+	case fallback:
+		l.refundFallback(ctx, p)
+	default:
 		l.refund(uncancelled(ctx, l.store), r, p)
 	}
 	passes.Put(p)
@@ -72,11 +77,12 @@ func uncancelled(ctx context.Context, store Store) context.Context {
 
 // admission returns the Admission of a request whose pass p ended with o,
 // if the request may go on and its cost is to be settled after its
-// handler: the store took it (not the fallback, not a dry run's denial).
-// Otherwise p goes back to the pool and the Admission is nil.
+// handler: the store or the fallback took it (not a dry run's denial, not
+// the failure policy). Otherwise p goes back to the pool and the
+// Admission is nil.
 func (l *Limiter) admission(ctx context.Context, r *http.Request, p *pass, o outcome, ok bool) (*Admission, bool) {
-	if ok && l.countIf != nil && o.end == decided && o.source == FromStore && o.res.Allowed && p.n > 0 {
-		p.adm = Admission{l: l, p: p, ctx: ctx, r: r}
+	if ok && l.countIf != nil && o.end == decided && (o.source == FromStore || o.source == FromFallback) && o.res.Allowed && p.n > 0 {
+		p.adm = Admission{l: l, p: p, ctx: ctx, r: r, fallback: o.source == FromFallback}
 		return &p.adm, true
 	}
 	passes.Put(p)
@@ -95,6 +101,23 @@ func (l *Limiter) refund(ctx context.Context, r *http.Request, p *pass) {
 	p.op = refund
 	if o := l.run(ctx, p.n, p); o.end != decided && !errors.Is(o.err, ErrBreakerOpen) {
 		l.onError(r, o.err)
+	}
+}
+
+// refundFallback gives back the cost of every take of p, which the
+// fallback store admitted p.sent ago (its share's takes, p.shared): to the
+// fallback, and out of what the store is owed for it (debt.go), so that a
+// response that does not count is charged nowhere once the store answers.
+func (l *Limiter) refundFallback(ctx context.Context, p *pass) {
+	rf, ok := l.fallback.(Refunder)
+	age := time.Since(p.sent) + refundSlack
+	for _, t := range p.shared {
+		if ok {
+			rf.RefundN(ctx, t.Key, t.Limit, t.N, age) // local: it fails only on arguments the take passed
+		}
+		if l.debts != nil {
+			l.debts.paid(t.Key, t.N)
+		}
 	}
 }
 
