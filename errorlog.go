@@ -47,11 +47,14 @@ func (l *Limiter) logError(r *http.Request, err error) {
 	if !ok {
 		return
 	}
-	msg := "ratelimit: request not decided by the store"
-	if errors.Is(err, syscall.ECONNREFUSED) {
+	msg, policy := "ratelimit: request not decided by the store", l.failurePolicy()
+	switch {
+	case isCallError(err): // a bad cost, key or limit: answered 500, no failure policy
+		msg, policy = "ratelimit: request refused: its call cannot be decided", "refused (500)"
+	case errors.Is(err, syscall.ECONNREFUSED):
 		msg += ": it refused the connection" // nothing listens there: down, or a wrong address
 	}
-	ctx, args := requestArgs(r, "limiter", l.name, "err", err, "policy", l.failurePolicy(), "suppressed", suppressed)
+	ctx, args := requestArgs(r, "limiter", l.name, "err", err, "policy", policy, "suppressed", suppressed)
 	l.logger().ErrorContext(ctx, msg, args...)
 }
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -90,4 +92,27 @@ func ExampleWithLogger() {
 	// Output:
 	// level=ERROR msg="ratelimit: request not decided by the store" limiter=api err="store down" policy=fallback suppressed=0
 	// true true
+}
+
+// TestABadCostIsLoggedAsRefused: a request whose cost the limiter cannot
+// take (here, -1) is answered 500, and its log line says so, not which
+// failure policy would have answered a store that failed.
+func TestABadCostIsLoggedAsRefused(t *testing.T) {
+	var own syncBuffer
+	mem := memory.New()
+	defer mem.Close()
+	l, err := ratelimit.New(mem, ratelimit.PerMinute(10), ratelimit.WithName("cost"),
+		ratelimit.WithLogger(slog.New(slog.NewTextHandler(&own, nil))),
+		ratelimit.WithCost(func(*http.Request) int { return -1 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	l.Handler(http.NotFoundHandler()).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if rec.Code != http.StatusInternalServerError {
+		t.Fatalf("a cost of -1: %d, want 500", rec.Code)
+	}
+	if line := own.String(); !strings.Contains(line, `policy="refused (500)"`) || strings.Contains(line, "fail open") {
+		t.Fatalf("the log line of a bad cost: %s; want it refused, no failure policy", line)
+	}
 }
