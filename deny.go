@@ -46,7 +46,8 @@ type violatedKey struct{}
 // ViolatedPolicies returns, in a deny handler ([WithDenyHandler]), the
 // names of the policies that denied the request: the limiter's own name
 // ("default" without [WithName]) when its first policy denied, those of
-// [WithPolicy] for theirs. It returns nil outside a deny handler. The
+// [WithPolicy] for theirs, and for a policy with plans "policy.plan", as
+// RateLimit-Policy names it. It returns nil outside a deny handler. The
 // slice is shared: do not modify it.
 func ViolatedPolicies(r *http.Request) []string {
 	names, _ := r.Context().Value(violatedKey{}).([]string)

@@ -67,16 +67,22 @@ func (l *Limiter) summarize(p *pass, o outcome) outcome {
 	return o
 }
 
-// violated returns the names of the policies that denied p.
+// violated returns the names of the policies that denied p, as
+// RateLimit-Policy names them: "policy.plan" for a policy with plans.
 func (l *Limiter) violated(p *pass) []string {
 	var names []string
 	for i, r := range p.results {
-		if !r.Allowed {
-			if names == nil && i == len(p.results)-1 {
-				return l.policies[i].alone
-			}
-			names = append(names, l.policies[i].name)
+		if r.Allowed {
+			continue
 		}
+		alone := l.policies[i].alone
+		if pl := l.policies[i].planned(r.Limit, p.plan); pl != nil {
+			alone = pl.alone
+		}
+		if names == nil && i == len(p.results)-1 {
+			return alone
+		}
+		names = append(names, alone[0])
 	}
 	return names
 }

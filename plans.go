@@ -59,7 +59,8 @@ func PlanFrom(ctx context.Context) string {
 // planned is one plan of a policy, ready to decide.
 type planned struct {
 	name   string
-	full   string // "policy.plan": its name in headers and metrics
+	full   string   // "policy.plan": its name in headers and metrics
+	alone  []string // {full}: the violated policies when it alone denies
 	limit  Limit
 	values headerValues
 }
@@ -95,7 +96,7 @@ func (pol *policy) setPlans(plans []Plan) {
 	pol.plans = make([]planned, len(plans))
 	for i, pl := range plans {
 		full := pol.name + "." + pl.Name
-		pol.plans[i] = planned{name: pl.Name, full: full, limit: pl.Limit, values: newHeaderValues(full, pl.Limit)}
+		pol.plans[i] = planned{name: pl.Name, full: full, alone: []string{full}, limit: pl.Limit, values: newHeaderValues(full, pl.Limit)}
 	}
 	pol.limit = plans[0].Limit // for what needs one limit: String, Policies
 }
