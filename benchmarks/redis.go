@@ -31,8 +31,10 @@ import (
 //     sliding log) and two token buckets of one client decided together by
 //     AllowAll, which no peer offers;
 //   - ours-limiter: ours-tb as a user calls it, through a ratelimit.Limiter
-//     with its defaults on Redis (time budget, breaker, deny cache), to
-//     set beside the store alone.
+//     with its defaults on Redis (time budget, breaker, deny cache), over
+//     the client docs/redis.md recommends (ContextTimeoutEnabled, which
+//     lets the Limiter call the store without a goroutine), to set beside
+//     the store alone.
 //
 // tollbooth has no Redis store.
 var RedisNames = []string{"ceiling", "reference", "ours-tb", "ours-tb-solo", "redis_rate", "throttled", "ulule", "ours-fw", "ours-sw", "ours-log", "ours-multi", "ours-limiter"}

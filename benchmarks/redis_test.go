@@ -45,15 +45,18 @@ func counts(b *testing.B, list string) []int {
 // target is the servers one suite measures: a client per library and
 // concurrency, and one plain client per server for INFO.
 type target struct {
-	newClient func(g int, w *wire) goredis.UniversalClient
+	// newClient makes a client for g goroutines; deadlines sets
+	// ContextTimeoutEnabled, as docs/redis.md recommends to a Limiter's
+	// users (the ours-limiter row).
+	newClient func(g int, w *wire, deadlines bool) goredis.UniversalClient
 	admins    []*goredis.Client
 }
 
 func singleTarget(b *testing.B) target {
 	addr := redisAddr(b)
 	return target{
-		newClient: func(g int, w *wire) goredis.UniversalClient {
-			return goredis.NewClient(&goredis.Options{Addr: addr, PoolSize: poolSize(g), Dialer: w.dial})
+		newClient: func(g int, w *wire, deadlines bool) goredis.UniversalClient {
+			return goredis.NewClient(&goredis.Options{Addr: addr, PoolSize: poolSize(g), Dialer: w.dial, ContextTimeoutEnabled: deadlines})
 		},
 		admins: admins(b, []string{addr}),
 	}
@@ -62,8 +65,8 @@ func singleTarget(b *testing.B) target {
 func clusterTarget(b *testing.B) target {
 	addrs := clusterAddrs(b)
 	return target{
-		newClient: func(g int, w *wire) goredis.UniversalClient {
-			return goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs, PoolSize: poolSize(g), Dialer: w.dial})
+		newClient: func(g int, w *wire, deadlines bool) goredis.UniversalClient {
+			return goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs, PoolSize: poolSize(g), Dialer: w.dial, ContextTimeoutEnabled: deadlines})
 		},
 		admins: admins(b, addrs),
 	}
@@ -115,7 +118,7 @@ func BenchmarkRedisCluster(b *testing.B) {
 func runRedis(b *testing.B, t target, work Workload, g int, name string) {
 	names := keyNames(*redisKeys)
 	w := &wire{}
-	client := t.newClient(g, w)
+	client := t.newClient(g, w, name == "ours-limiter")
 	defer client.Close()
 	var p RedisPeer
 	ready := false

@@ -23,6 +23,8 @@ set -euo pipefail
 # during a run cannot change what the run does.
 {
 cd "$(dirname "$0")"
+# benchmarks/ is a module of its own, outside the development go.work.
+export GOWORK=off
 COUNT=${COUNT:-5}
 BENCHTIME=${BENCHTIME:-200ms}
 # The suites that swing most with the machine's load (100k keys) average
@@ -213,7 +215,7 @@ root=$(cd .. && pwd)
 	echo "| cores (nproc) | $(nproc) |"
 	echo "| Go | $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH) |"
 	echo "| redis-server | $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), on loopback, no persistence; the Cluster: 3 masters, no replicas, on the same machine |"
-	echo "| Redis clients | a go-redis client per library and goroutine count: default options, PoolSize the goroutine count (at least go-redis's default, 10 per core) |"
+	echo "| Redis clients | a go-redis client per library and goroutine count: default options, PoolSize the goroutine count (at least go-redis's default, 10 per core); the Limiter's row with ContextTimeoutEnabled, as docs/redis.md recommends |"
 	# The library's last commit, not the benchmarks'.
 	if commit=$(git -C "$root" log -1 --format='%h %s' -- . ':(exclude)benchmarks' ':(exclude)README.md' 2>/dev/null) && [ -n "$commit" ]; then
 		dirty=
