@@ -2,7 +2,6 @@ package ratelimit
 
 import (
 	"context"
-	"hash/maphash"
 	"time"
 )
 
@@ -18,8 +17,7 @@ func (s *localStore) RefundN(_ context.Context, key string, limit Limit, n int, 
 		return Result{}, err
 	}
 	now := s.now().UnixNano()
-	h := maphash.String(s.seed, key) ^ uint64(limit.Algorithm)*0x9e3779b97f4a7c15
-	sh := &s.shards[h%localShards]
+	sh, h := s.shardOf(key, limit)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	st, found := sh.m[h]

@@ -65,8 +65,7 @@ func (s *localStore) AllowN(_ context.Context, key string, limit Limit, n int) (
 		return Result{}, err
 	}
 	now := s.now().UnixNano()
-	h := maphash.String(s.seed, key) ^ uint64(limit.Algorithm)*0x9e3779b97f4a7c15
-	sh := &s.shards[h%localShards]
+	sh, h := s.shardOf(key, limit)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	st, found := sh.m[h]
@@ -88,6 +87,13 @@ func (s *localStore) AllowN(_ context.Context, key string, limit Limit, n int) (
 		sh.put(h, st, found, now)
 	}
 	return res, nil
+}
+
+// shardOf returns the shard of key's state under limit's algorithm, and
+// the state's hash there.
+func (s *localStore) shardOf(key string, limit Limit) (*localShard, uint64) {
+	h := maphash.String(s.seed, key) ^ uint64(limit.Algorithm)*0x9e3779b97f4a7c15
+	return &s.shards[h%localShards], h
 }
 
 // put stores st as key h's state, making room for a new key first.
