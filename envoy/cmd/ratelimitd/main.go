@@ -50,6 +50,18 @@ type addrs struct{ http, grpc, debug string }
 // reloadInterval is how often the runtime files are checked for a change.
 const reloadInterval = time.Second
 
+// missingDir is nil if dir is a directory, else why it is not one.
+func missingDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return nil
+}
+
 // run serves until ctx is done; ready, if set, is told the addresses once
 // every listener is open.
 func run(ctx context.Context, s settings, ready func(addrs)) error {
@@ -105,6 +117,10 @@ func run(ctx context.Context, s settings, ready func(addrs)) error {
 	reloader, err := rls.NewReloader(s.runtime, svc)
 	if err != nil {
 		logger.Error("ratelimitd: configuration refused", "err", err)
+	} else if missing := missingDir(s.runtime.Dir()); missing != nil {
+		// Served all the same (no rule: every request OK, as the
+		// reference), but never silently.
+		logger.Error("ratelimitd: no configuration: every request is answered OK until it appears", "err", missing)
 	} else {
 		logger.Info("ratelimitd: configuration loaded", "dir", s.runtime.Dir(), "domains", svc.Config().Domains())
 	}

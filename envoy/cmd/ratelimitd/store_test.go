@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 )
@@ -41,5 +42,23 @@ func TestRedisProblemNamesTheSocketType(t *testing.T) {
 				t.Fatalf("hint %v in %q, want %v", hint, err, tt.wantHint)
 			}
 		})
+	}
+}
+
+// TestMissingDirIsNamed: a runtime directory that does not exist, or is
+// a file, is named for the start-up log; a directory is fine.
+func TestMissingDirIsNamed(t *testing.T) {
+	dir := t.TempDir()
+	file := dir + "/file"
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		path string
+		ok   bool
+	}{{dir, true}, {dir + "/absent", false}, {file, false}} {
+		if err := missingDir(tt.path); (err == nil) != tt.ok {
+			t.Errorf("missingDir(%q) = %v, want ok %v", tt.path, err, tt.ok)
+		}
 	}
 }
