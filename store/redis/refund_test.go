@@ -29,7 +29,13 @@ func TestRefundAfterScriptFlush(t *testing.T) {
 		} {
 			t.Run(srv.name+"/"+enc.name, func(t *testing.T) {
 				c := srv.client(t)
-				s := redisstore.New(c, append(enc.opts, redisstore.WithPrefix(prefix(t)))...)
+				// The app's clock, half past an hour: a window's refund gives
+				// back only a take surely in the current window, so a take
+				// in the hour's first minute, younger than the age below,
+				// would rightly get nothing back.
+				base, start := time.Date(2026, 1, 1, 12, 30, 0, 0, time.UTC), time.Now()
+				clock := func() time.Time { return base.Add(time.Since(start)) }
+				s := redisstore.New(c, append(enc.opts, redisstore.WithPrefix(prefix(t)), redisstore.WithAppClock(clock))...)
 				ctx := context.Background()
 				for _, a := range []ratelimit.Algorithm{ratelimit.TokenBucket, ratelimit.FixedWindow, ratelimit.SlidingWindow, ratelimit.SlidingLog} {
 					l := ratelimit.Limit{Rate: 3, Period: time.Hour, Algorithm: a}
