@@ -27,7 +27,6 @@ import (
 // [WithMaxDelay] (a shaped request waits, it is not denied).
 func WithBlock(d time.Duration) Option {
 	return func(c *config) error {
-		c.given.add(optBlock)
 		if d <= 0 {
 			return fmt.Errorf("ratelimit: WithBlock(%v): want a positive duration", d)
 		}

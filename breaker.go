@@ -190,7 +190,6 @@ func (b *Breaker) setLocked(s BreakerState) {
 // An in-flight limit (package inflight) takes it too, with the same default.
 func WithBreaker(b *Breaker) Option {
 	return func(c *config) error {
-		c.given.add(optBreaker)
 		if b != nil && b.err != nil {
 			return b.err
 		}

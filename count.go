@@ -28,7 +28,6 @@ import (
 // before the handler, count the request.
 func WithCountIf(count func(status int) bool) Option {
 	return func(c *config) error {
-		c.given.add(optCountIf)
 		if count == nil {
 			return errors.New("ratelimit: WithCountIf(nil)")
 		}

@@ -31,7 +31,6 @@ const defaultDenyCacheKeys = 65_536
 // capacity) is answered 500 before the cache is asked, as without it.
 func WithDenyCache(maxKeys int) Option {
 	return func(c *config) error {
-		c.given.add(optDenyCache)
 		if maxKeys < 0 {
 			return fmt.Errorf("ratelimit: WithDenyCache(%d): negative", maxKeys)
 		}
@@ -61,7 +60,6 @@ func WithDenyCacheMaxAge(maxAge time.Duration) Option {
 		if maxAge < 0 {
 			return fmt.Errorf("ratelimit: WithDenyCacheMaxAge(%v): negative", maxAge)
 		}
-		c.given.add(optDenyCacheMaxAge)
 		c.denyMaxAge = maxAge
 		return nil
 	}

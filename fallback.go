@@ -44,7 +44,6 @@ import (
 // open without them).
 func WithFallback(store Store, instances int) Option {
 	return func(c *config) error {
-		c.given.add(optFallback)
 		if store == nil {
 			return errors.New("ratelimit: WithFallback(nil, ...)")
 		}
@@ -78,7 +77,6 @@ func WithInstances(instances int) Option {
 		if c.instances != 0 && c.instances != instances {
 			return fmt.Errorf("ratelimit: WithInstances(%d) and WithFallback(..., %d) disagree", instances, c.instances)
 		}
-		c.given.add(optInstances)
 		c.instances = instances
 		return nil
 	}

@@ -35,11 +35,6 @@ type inFlight struct {
 	log      *slog.Logger // WithLogger's; nil for slog's default
 }
 
-// inFlightOptions are the options an in-flight limit takes: package
-// inflight offers these alone, each over the root's own.
-var inFlightOptions = optionsOf(optName, optKeyFunc, optKeySecret, optPlainKeys, optDenyHandler,
-	optErrorHandler, optFailClosed, optFailOpen, optObserver, optTimeout, optBreaker, optSkip, optDryRun, optLogger)
-
 func init() {
 	slots.New = func(store slots.Store, max int, lease time.Duration, opts any) (slots.Limit, error) {
 		return newInFlight(store, max, lease, opts.([]Option)...)
@@ -65,9 +60,6 @@ func newInFlight(store slots.Store, max int, lease time.Duration, opts ...Option
 		if err := o(&c); err != nil {
 			return nil, configError("ratelimit: inflight.New: ", err, ErrBadConfig)
 		}
-	}
-	if err := c.refuse("inflight.New", "an in-flight limit", inFlightOptions); err != nil {
-		return nil, err
 	}
 	if c.ownKeys && !local && c.keySecret == nil && !c.plainKeys {
 		return nil, fmt.Errorf("ratelimit: inflight.New: %w", errNeedKeySecret)

@@ -31,7 +31,6 @@ import (
 // recently, nothing for one it has.
 func WithKeySecret(secret []byte) Option {
 	return func(c *config) error {
-		c.given.add(optKeySecret)
 		if len(secret) < MinKeySecretLen {
 			return errors.New("ratelimit: WithKeySecret: want a secret of at least 16 bytes")
 		}
@@ -48,7 +47,6 @@ func WithKeySecret(secret []byte) Option {
 // tenant names. It undoes [WithKeySecret].
 func WithPlainKeys() Option {
 	return func(c *config) error {
-		c.given.add(optPlainKeys)
 		c.keySecret, c.plainKeys = nil, true
 		return nil
 	}

@@ -92,9 +92,6 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 			return nil, err
 		}
 	}
-	if err := c.refuse("New", "a Limiter", limiterOptions); err != nil {
-		return nil, err
-	}
 	for _, p := range c.policies {
 		c.ownKeys = c.ownKeys || p.Key != nil
 	}

@@ -16,7 +16,6 @@ func WithLogger(logger *slog.Logger) Option {
 		if logger == nil {
 			return errors.New("ratelimit: WithLogger(nil)")
 		}
-		c.given.add(optLogger)
 		c.logger = logger
 		return nil
 	}

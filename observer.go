@@ -105,7 +105,6 @@ type Observer struct {
 // Without one, observing costs nothing.
 func WithObserver(o Observer) Option {
 	return func(c *config) error {
-		c.given.add(optObserver)
 		if o.Decision == nil && o.BreakerChange == nil {
 			return errors.New("ratelimit: WithObserver: no function set")
 		}
@@ -121,7 +120,7 @@ func WithObserver(o Observer) Option {
 // the request is served. On an in-flight limit, a request that finds every
 // slot held runs without one.
 func WithDryRun() Option {
-	return func(c *config) error { c.given.add(optDryRun); c.dryRun = true; return nil }
+	return func(c *config) error { c.dryRun = true; return nil }
 }
 
 // observe tells the observer of o, the outcome of p: once, as an error of

@@ -45,89 +45,11 @@ type config struct {
 
 	maxDelay time.Duration // WithMaxDelay (shaping.go)
 
-	given optionSet // the options given, so that a constructor refuses those that do not apply
-}
-
-// optionKind names an option: each option adds its kind to the
-// configuration's set, and each constructor checks the set against the
-// options that apply to what it builds.
-type optionKind uint8
-
-const (
-	optKeyFunc optionKind = iota
-	optCost
-	optDenyHandler
-	optErrorHandler
-	optFailClosed
-	optSkip
-	optName
-	optHeaders
-	optPolicy
-	optTimeout
-	optBreaker
-	optDenyCache
-	optFallback
-	optObserver
-	optDryRun
-	optKeySecret
-	optPlainKeys
-	optBlock
-	optCountIf
-	optMaxDelay
-	optFailOpen
-	optInstances
-	optDenyCacheMaxAge
-	optLogger
-	optionKinds // how many there are
-)
-
-var optionNames = [optionKinds]string{
-	optKeyFunc: "WithKeyFunc", optCost: "WithCost", optDenyHandler: "WithDenyHandler",
-	optErrorHandler: "WithErrorHandler", optFailClosed: "WithFailClosed", optSkip: "WithSkip",
-	optName: "WithName", optHeaders: "WithHeaders", optPolicy: "WithPolicy", optTimeout: "WithTimeout",
-	optBreaker: "WithBreaker", optDenyCache: "WithDenyCache", optFallback: "WithFallback",
-	optObserver: "WithObserver", optDryRun: "WithDryRun", optKeySecret: "WithKeySecret",
-	optPlainKeys: "WithPlainKeys", optBlock: "WithBlock", optCountIf: "WithCountIf",
-	optMaxDelay: "WithMaxDelay",
-	optFailOpen: "WithFailOpen", optInstances: "WithInstances", optDenyCacheMaxAge: "WithDenyCacheMaxAge",
-	optLogger: "WithLogger",
-}
-
-// optionSet is a set of option kinds.
-type optionSet uint64
-
-func optionsOf(kinds ...optionKind) optionSet {
-	var s optionSet
-	for _, k := range kinds {
-		s.add(k)
-	}
-	return s
-}
-
-func (s *optionSet) add(k optionKind) { *s |= 1 << k }
-
-// limiterOptions are the options [New] takes: all of them.
-var limiterOptions = optionsOf(optKeyFunc, optCost, optDenyHandler, optErrorHandler, optFailClosed,
-	optSkip, optName, optHeaders, optPolicy, optTimeout, optBreaker, optDenyCache, optFallback,
-	optObserver, optDryRun, optKeySecret, optPlainKeys, optBlock, optCountIf, optMaxDelay,
-	optFailOpen, optInstances, optDenyCacheMaxAge, optLogger)
-
-// refuse returns an error naming the first option given that is not in
-// allowed, as constructor (such as "inflight.New") reports it, with what
-// it builds (such as "an in-flight limit"); nil if every option applies.
-func (c *config) refuse(constructor, builds string, allowed optionSet) error {
-	for k := range optionKinds {
-		if c.given&^allowed&(1<<k) != 0 {
-			return fmt.Errorf("%w: %s: %s does not apply to %s", ErrBadConfig, constructor, optionNames[k], builds)
-		}
-	}
-	return nil
 }
 
 // WithKeyFunc sets how requests are keyed; the default is [KeyByIP]().
 func WithKeyFunc(f KeyFunc) Option {
 	return func(c *config) error {
-		c.given.add(optKeyFunc)
 		if f == nil {
 			return errors.New("ratelimit: WithKeyFunc(nil)")
 		}
@@ -143,7 +65,6 @@ func WithKeyFunc(f KeyFunc) Option {
 // told, before the deny cache, the breaker or the store see it.
 func WithCost(cost func(*http.Request) int) Option {
 	return func(c *config) error {
-		c.given.add(optCost)
 		if cost == nil {
 			return errors.New("ratelimit: WithCost(nil)")
 		}
@@ -160,7 +81,6 @@ func WithCost(cost func(*http.Request) int) Option {
 // the RFC 9457 one.
 func WithDenyHandler(h http.Handler) Option {
 	return func(c *config) error {
-		c.given.add(optDenyHandler)
 		if h == nil {
 			return errors.New("ratelimit: WithDenyHandler(nil)")
 		}
@@ -177,7 +97,6 @@ func WithDenyHandler(h http.Handler) Option {
 // second (see [WithLogger]).
 func WithErrorHandler(f func(r *http.Request, err error)) Option {
 	return func(c *config) error {
-		c.given.add(optErrorHandler)
 		if f == nil {
 			return errors.New("ratelimit: WithErrorHandler(nil)")
 		}
@@ -195,7 +114,6 @@ func WithFailClosed() Option {
 		if c.failOpen {
 			return errors.New("ratelimit: WithFailClosed and WithFailOpen both given")
 		}
-		c.given.add(optFailClosed)
 		c.failClosed = true
 		return nil
 	}
@@ -210,7 +128,6 @@ func WithFailOpen() Option {
 		if c.failClosed {
 			return errors.New("ratelimit: WithFailOpen and WithFailClosed both given")
 		}
-		c.given.add(optFailOpen)
 		c.failOpen = true
 		return nil
 	}
@@ -221,7 +138,6 @@ func WithFailOpen() Option {
 // slot) or getting headers.
 func WithSkip(skip func(*http.Request) bool) Option {
 	return func(c *config) error {
-		c.given.add(optSkip)
 		if skip == nil {
 			return errors.New("ratelimit: WithSkip(nil)")
 		}
@@ -241,7 +157,6 @@ func WithSkip(skip func(*http.Request) bool) Option {
 // a store with others of the same limits).
 func WithName(name string) Option {
 	return func(c *config) error {
-		c.given.add(optName)
 		if !validName(name) {
 			return fmt.Errorf("ratelimit: WithName(%q): want 1 to 64 letters, digits, '.', '_' or '-'", name)
 		}
@@ -254,7 +169,6 @@ func WithName(name string) Option {
 // [HeadersXRateLimit].
 func WithHeaders(style HeaderStyle) Option {
 	return func(c *config) error {
-		c.given.add(optHeaders)
 		if style < HeadersXRateLimit || style > HeadersNone {
 			return fmt.Errorf("ratelimit: WithHeaders(%d): unknown header style", int(style))
 		}

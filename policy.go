@@ -56,7 +56,6 @@ type Policy struct {
 //		ratelimit.WithPolicy(ratelimit.Policy{Name: "hourly", Limit: ratelimit.PerHour(1000)}))
 func WithPolicy(p Policy) Option {
 	return func(c *config) error {
-		c.given.add(optPolicy)
 		if !validName(p.Name) {
 			return fmt.Errorf("ratelimit: WithPolicy(%q): want a name of 1 to 64 letters, digits, '.', '_' or '-'", p.Name)
 		}

@@ -21,7 +21,6 @@ import (
 // second decision may deny it again.
 func WithMaxDelay(d time.Duration) Option {
 	return func(c *config) error {
-		c.given.add(optMaxDelay)
 		if d < 0 || d > MaxPeriod {
 			return fmt.Errorf("ratelimit: WithMaxDelay(%v): want 0 to %v", d, MaxPeriod)
 		}

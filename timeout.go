@@ -57,7 +57,6 @@ const defaultTimeout = 100 * time.Millisecond
 // default and failure policy bound each of its store calls.
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) error {
-		c.given.add(optTimeout)
 		if d < 0 {
 			return fmt.Errorf("ratelimit: WithTimeout(%v): negative", d)
 		}
