@@ -5,7 +5,6 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,29 +55,9 @@ func benchClient(b *testing.B) *goredis.Client {
 // serverTime reports the server's µs per EVALSHA from INFO commandstats
 // between two readings.
 func serverTime(b *testing.B, c *goredis.Client) func() {
-	read := func() (calls, usec float64) {
-		info := c.Info(context.Background(), "commandstats").Val()
-		for _, line := range strings.Split(info, "\n") {
-			rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:")
-			if !ok {
-				continue
-			}
-			for _, kv := range strings.Split(rest, ",") {
-				k, v, _ := strings.Cut(kv, "=")
-				f, _ := strconv.ParseFloat(v, 64)
-				switch k {
-				case "calls":
-					calls = f
-				case "usec":
-					usec = f
-				}
-			}
-		}
-		return calls, usec
-	}
-	c0, u0 := read()
+	c0, u0 := evalshaStats(b, c)
 	return func() {
-		c1, u1 := read()
+		c1, u1 := evalshaStats(b, c)
 		if c1 > c0 {
 			b.ReportMetric((u1-u0)/(c1-c0), "server-µs/op")
 		}
