@@ -39,10 +39,7 @@ func (s *localStore) RefundN(_ context.Context, key string, limit Limit, n int, 
 	case SlidingLog:
 		// nothing given back: less, as Refunder allows
 	default:
-		rate, burst := limit.PerSecondRate(), float64(limit.Capacity())
-		tokens := min(burst, st.x+time.Duration(now-min(st.at, now)).Seconds()*rate+float64(n))
-		st.x, st.at, st.used = tokens, now, 1-tokens/burst
-		st.exp = now + int64(ceilNs((burst-tokens)/rate*1e9)) + int64(time.Millisecond)
+		st.tokenBucket(true, now, limit, -n) // n tokens back, up to the capacity
 	}
 	sh.m[h] = st
 	return Result{Allowed: true, Limit: limit}, nil

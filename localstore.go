@@ -140,7 +140,7 @@ func (st *localState) tokenBucket(found bool, now int64, l Limit, n int) Result 
 	res := Result{Limit: l}
 	left := tokens - float64(n)
 	if left >= 0 || (-left/rate)*1e9 < 1 {
-		res.Allowed, tokens = true, left
+		res.Allowed, tokens = true, min(burst, left) // a refund (RefundN's n < 0) fills no more than the bucket
 	} else {
 		res.RetryAfter = ceilNs(-left / rate * 1e9)
 	}
