@@ -8,6 +8,7 @@ package shardmap
 import (
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 )
 
 // Shards is the number of shards of a Map.
@@ -16,15 +17,37 @@ const Shards = 16
 // Map is a bounded map from string keys to V, in Shards shards.
 type Map[V any] struct {
 	seed   maphash.Seed
+	held   atomic.Int32 // the shards that hold keys: 0 spares a lookup its hash
 	shards [Shards]Shard[V]
 }
 
 // Shard is one shard of a Map: lock it to read or write M.
 type Shard[V any] struct {
-	sync.Mutex
-	M   map[string]V // nil until the first Put
-	Max int          // the most keys M may hold
-	_   [40]byte     // keep the locks on separate cache lines
+	mu   sync.Mutex
+	some atomic.Bool   // M held keys when the lock was last released
+	held *atomic.Int32 // the Map's count of shards that hold keys
+	M    map[string]V  // nil until the first Put
+	Max  int           // the most keys M may hold
+	_    [24]byte      // keep the locks on separate cache lines (64 bytes a shard)
+}
+
+// Lock locks the shard.
+func (s *Shard[V]) Lock() { s.mu.Lock() }
+
+// Unlock unlocks the shard, noting whether it holds keys: Get and Delete
+// of a shard that holds none take no lock, and of a map that holds none
+// not even a hash, so that an empty map (a deny cache while every request
+// passes) costs its readers an atomic load.
+func (s *Shard[V]) Unlock() {
+	if some := len(s.M) > 0; some != s.some.Load() {
+		s.some.Store(some)
+		if some {
+			s.held.Add(1)
+		} else {
+			s.held.Add(-1)
+		}
+	}
+	s.mu.Unlock()
 }
 
 // New returns a Map of at most about maxKeys keys (at least one a shard).
@@ -32,6 +55,7 @@ func New[V any](maxKeys int) *Map[V] {
 	m := &Map[V]{seed: maphash.MakeSeed()}
 	for i := range m.shards {
 		m.shards[i].Max = max(1, maxKeys/Shards)
+		m.shards[i].held = &m.held
 	}
 	return m
 }
@@ -41,22 +65,33 @@ func (m *Map[V]) Shard(key string) *Shard[V] {
 	return &m.shards[maphash.String(m.seed, key)%Shards]
 }
 
-// Get returns key's value, under the shard's lock.
+// Get returns key's value, under the shard's lock if it holds any keys.
 func (m *Map[V]) Get(key string) (V, bool) {
+	var zero V
+	if m.held.Load() == 0 {
+		return zero, false
+	}
 	sh := m.Shard(key)
+	if !sh.some.Load() {
+		return zero, false
+	}
 	sh.Lock()
 	v, ok := sh.M[key]
 	sh.Unlock()
 	return v, ok
 }
 
-// Delete drops key, under the shard's lock.
+// Delete drops key, under the shard's lock if it holds any keys.
 func (m *Map[V]) Delete(key string) {
-	sh := m.Shard(key)
-	sh.Lock()
-	if len(sh.M) > 0 {
-		delete(sh.M, key)
+	if m.held.Load() == 0 {
+		return
 	}
+	sh := m.Shard(key)
+	if !sh.some.Load() {
+		return
+	}
+	sh.Lock()
+	delete(sh.M, key)
 	sh.Unlock()
 }
 

@@ -62,7 +62,9 @@ type Store struct {
 	now     func() time.Time // nil: Redis TIME
 	slack   time.Duration    // with now, a test's expiry slack; 0: the scripts' own second
 	skew    skew             // how far Redis's clock is from the app's
-	scripts *scriptSet
+	// lastDeadline is the deadline argument made last (deadlineArg).
+	lastDeadline atomic.Pointer[boxedDeadline]
+	scripts      *scriptSet
 
 	batching bool
 	batchers batchers

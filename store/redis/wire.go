@@ -166,15 +166,29 @@ func (s *Store) clockArg() any {
 
 // deadlineArg is the scripts' deadline argument for ctx: its deadline in
 // µs in Redis's clock, or "" for none (and always with the app's clock).
+// The calls of a limiter's budget that start together share a deadline
+// (its cohorts): the last one made is kept boxed, so that they make it
+// once, not an allocation each.
 func (s *Store) deadlineArg(ctx context.Context) any {
 	if s.now == nil {
 		if d, ok := ctx.Deadline(); ok {
 			if rd, ok := s.skew.deadline(d); ok {
-				return rd
+				if last := s.lastDeadline.Load(); last != nil && last.us == rd {
+					return last.arg
+				}
+				last := &boxedDeadline{us: rd, arg: rd}
+				s.lastDeadline.Store(last)
+				return last.arg
 			}
 		}
 	}
 	return ""
+}
+
+// boxedDeadline is a deadline argument, and the int64 it holds.
+type boxedDeadline struct {
+	us  int64
+	arg any
 }
 
 // send decides batch, sent by b (nil: a decision sent alone, at once), and
@@ -245,20 +259,30 @@ func settle(batch []*pending, rows []row, now int64, err error) {
 // batchContext is the context of the call that carries batch: the
 // decision's own for one; for several, the first one's values, never
 // canceled, and the latest of their deadlines (none if one has none), so
-// that no caller's deadline cuts short the call of the others.
+// that no caller's deadline cuts short the call of the others. Decisions
+// whose contexts end together (one Done channel and one deadline, as the
+// calls of a limiter's budget that start together have) share the first
+// one's context as it is, which costs the call no timer.
 func batchContext(batch []*pending) (context.Context, context.CancelFunc) {
+	first := batch[0].ctx
 	if len(batch) == 1 {
-		return batch[0].ctx, nil
+		return first, nil
 	}
+	done := first.Done()
 	var latest time.Time
+	together := done != nil
 	for _, p := range batch {
 		d, ok := p.ctx.Deadline()
 		if !ok {
-			return context.WithoutCancel(batch[0].ctx), nil
+			return context.WithoutCancel(first), nil
 		}
+		together = together && p.ctx.Done() == done && (latest.IsZero() || d.Equal(latest))
 		if d.After(latest) {
 			latest = d
 		}
 	}
-	return context.WithDeadline(context.WithoutCancel(batch[0].ctx), latest)
+	if together {
+		return first, nil
+	}
+	return context.WithDeadline(context.WithoutCancel(first), latest)
 }
