@@ -75,7 +75,7 @@ if not values then -- nothing was read or written
   return redis.error_reply('NOTLOCAL a key of the batch is not served by this node')
 end
 
-local out, expiry, order, ns = {}, {}, {}, {}
+local out, expiry, order = {}, {}, {}
 local upto = 0 -- the last take of the AllowAll being decided
 for i = 1, #KEYS do
   local a, o, j = first + 2 * (i - 1), 4 * (i - 1), which[i]
@@ -115,11 +115,7 @@ for i = 1, #KEYS do
       local k = tonumber(ARGV[extra])
       extra = extra + 1
       upto = i + k - 1
-      ns[i] = n
-      for c = i + 1, upto do
-        ns[c] = tonumber(ARGV[first + 2 * (c - 1)])
-      end
-      multi(k, i - 1, KEYS, which, ns, inner, rates, capacities, periods, values, expiry, order, now, slack, out, o)
+      multi(k, i - 1, KEYS, which, ARGV, first, 2, inner, rates, capacities, periods, values, expiry, order, now, slack, out, o)
     else
       local nv, ms
       if algs[j] == 4 then

@@ -93,7 +93,9 @@ func batchScriptLoads(b *testing.B, c *goredis.Client, s *redisstore.Store, l ra
 			least = append(least, "bench-least:"+key)
 		}
 		for k := range batch / 4 {
-			client := keys[(j*batch/4+k)%benchKeys]
+			// benchKeys/4 clients of 4 policies: as many keys as the lone
+			// takes visit, so that Redis's memory touches them alike
+			client := keys[(j*batch/4+k)%(benchKeys/4)]
 			all = append(all, []string{"p1/" + client, "p2/" + client, "p3/" + client, "p4/" + client})
 		}
 		loads[0] = append(loads[0], redisstore.BatchCall(s, lone, l, 1))

@@ -49,6 +49,11 @@ func TestBatchedAllowAllDecidesAsAlone(t *testing.T) {
 		all(ratelimit.Take{Key: "c/k", Limit: sl, N: 0}),
 		take("a/k", tb, 0),
 		all(ratelimit.Take{Key: "b/k", Limit: fw, N: 1}, ratelimit.Take{Key: "a/k", Limit: tb, N: 1}),
+		// e/k is first written by a denied AllowAll: it is put back as
+		// it was (no state), and the take after it finds it full.
+		all(ratelimit.Take{Key: "e/k", Limit: tb, N: 2}, ratelimit.Take{Key: "a/k", Limit: tb, N: 5}),
+		take("e/k", tb, 1),
+		all(ratelimit.Take{Key: "f/k", Limit: fw, N: 1}, ratelimit.Take{Key: "e/k", Limit: tb, N: 1}, ratelimit.Take{Key: "c/k", Limit: sl, N: 3}),
 	}}
 	for _, srv := range servers(t) {
 		for _, strs := range []bool{false, true} {
@@ -109,7 +114,7 @@ func TestBatchedAllowAllDecidesAsAlone(t *testing.T) {
 				for _, k := range []struct {
 					key string
 					l   ratelimit.Limit
-				}{{"a/k", tb}, {"b/k", fw}, {"c/k", sl}, {"d/k", sw}} {
+				}{{"a/k", tb}, {"b/k", fw}, {"c/k", sl}, {"d/k", sw}, {"e/k", tb}, {"f/k", fw}} {
 					g, err1 := batched.AllowN(bg, k.key, k.l, 0)
 					w, err2 := alone.AllowN(bg, k.key, k.l, 0)
 					if err1 != nil || err2 != nil || g != w {

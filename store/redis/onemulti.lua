@@ -36,14 +36,14 @@ if #names > 0 then
 end
 
 -- take i is its own limit i, in multi's layout
-local which, ns, decides, rates, capacities, periods = {}, {}, {}, {}, {}, {}
+local which, decides, rates, capacities, periods = {}, {}, {}, {}, {}
 for i = 1, k do
   local a = 3 + 5 * (i - 1)
   which[i], decides[i] = i, algorithms[tonumber(ARGV[a])]
-  rates[i], capacities[i], ns[i], periods[i] = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
+  rates[i], capacities[i], periods[i] = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 4])
 end
 local expiry, order = {}, {}
-if multi(k, 0, KEYS, which, ns, decides, rates, capacities, periods, values, expiry, order, now, slack, out, 0) then
+if multi(k, 0, KEYS, which, ARGV, 6, 5, decides, rates, capacities, periods, values, expiry, order, now, slack, out, 0) then
   for w = 1, #order do
     local key = order[w]
     redis.call('SET', key, values[key], 'PX', px(expiry[key]))
