@@ -61,3 +61,14 @@ func FuncValuesLen(l *Limiter, i int) int {
 	}
 	return n
 }
+
+// KeyCacheLen returns how many store keys policy i of l has cached.
+func KeyCacheLen(l *Limiter, i int) int {
+	n := 0
+	for j := range l.policies[i].keys.slots {
+		if l.policies[i].keys.slots[j].entry.Load() != nil {
+			n++
+		}
+	}
+	return n
+}

@@ -340,3 +340,45 @@ func newMemory(t *testing.T) *memory.Store {
 	t.Cleanup(func() { s.Close() })
 	return s
 }
+
+// TestPlainKeysAreCachedOnlyOnALocalStore: a key kept as it is reaches the
+// store as the namespace and the key on every store; a Local store's
+// limiter caches it (a returning key allocates nothing), a shared store's
+// joins it on every decision (its misses would cost more than the join),
+// and a key it hashes is cached on both.
+func TestPlainKeysAreCachedOnlyOnALocalStore(t *testing.T) {
+	limit := ratelimit.PerMinute(100)
+	long := strings.Repeat("x", ratelimit.MaxKeyLen+1)
+	for _, tt := range []struct {
+		name   string
+		store  func() ratelimit.Store
+		key    string
+		want   string // the store key; "" for a bound one
+		cached int
+	}{
+		{"Local, plain", func() ratelimit.Store { return memory.New() }, "user-1", "n/user-1", 1},
+		{"shared, plain", func() ratelimit.Store { return &remoteStore{Store: memory.New()} }, "user-1", "n/user-1", 0},
+		{"shared, too long", func() ratelimit.Store { return &remoteStore{Store: memory.New()} }, long, "", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &keyRecorder{Store: tt.store()}
+			l, err := ratelimit.New(rec, limit, ratelimit.WithName("n"), ratelimit.WithPlainKeys())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				if _, err := l.Allow(context.Background(), tt.key); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, k := range rec.keys {
+				if tt.want != "" && k != tt.want || tt.want == "" && !strings.HasPrefix(k, "n/sha256:") {
+					t.Fatalf("store keys %q, want each %q", rec.keys, tt.want)
+				}
+			}
+			if got := ratelimit.KeyCacheLen(l, 0); got != tt.cached {
+				t.Fatalf("%d keys cached, want %d", got, tt.cached)
+			}
+		})
+	}
+}

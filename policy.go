@@ -105,8 +105,13 @@ type policy struct {
 // client key: in the policy's namespace, with its client part hashed as
 // keyspace.go describes, so that attacker-chosen headers cannot grow memory
 // or Redis keys without bound and secrets never reach the store. Recent
-// keys come from a cache, without allocating.
+// keys come from a cache, without allocating, but for keys kept as they
+// are on a shared store, which are joined to the namespace (see
+// keyspace.joined).
 func (p *policy) storeKey(key string) (string, error) {
+	if p.space.joined && p.space.asIs(key) {
+		return p.prefix + key, nil
+	}
 	return p.keys.storeKey(key, p.keyParts)
 }
 
