@@ -114,35 +114,44 @@ func (l *Limiter) fallBack(ctx context.Context, p *pass, err error, latency time
 	if l.fallback == nil {
 		return outcome{end: undecided, err: err, source: FromFailurePolicy, latency: latency}
 	}
-	for i, t := range p.takes {
-		p.shared[i] = Take{Key: t.Key, Limit: share(t.Limit, l.instances), N: p.cost(i)}
+	// The takes the store did not count: all of them, but for CountTakes
+	// (op each), whose takes before p.done the store counted already.
+	from := 0
+	if p.op == each {
+		from = p.done
+	}
+	takes, shared, results := p.takes[from:], p.shared[from:], p.results[from:]
+	for i, t := range takes {
+		shared[i] = Take{Key: t.Key, Limit: share(t.Limit, l.instances), N: p.cost(from + i)}
 	}
 	var ferr error
-	if i, ok := l.beyondShare(p.shared); ok {
+	if i, ok := l.beyondShare(shared); ok {
 		// No share holds the cost, or while the store flaps this server's
 		// share is spent on tokens the store is not yet charged for: deny,
 		// and say when the whole limit would have refilled the cost.
-		for j, t := range p.takes {
-			p.results[j] = Result{Allowed: true, Limit: t.Limit}
+		for j, t := range takes {
+			results[j] = Result{Allowed: true, Limit: t.Limit}
 		}
-		t := p.takes[i]
-		p.results[i] = Result{Limit: t.Limit, RetryAfter: max(t.Limit.refillTime(p.cost(i), roundUp), time.Second)}
-	} else if len(p.shared) == 1 {
-		t := p.shared[0]
-		p.results[0], ferr = l.fallback.AllowN(ctx, t.Key, t.Limit, t.N)
+		t := takes[i]
+		results[i] = Result{Limit: t.Limit, RetryAfter: max(t.Limit.refillTime(p.cost(from+i), roundUp), time.Second)}
+	} else if len(shared) == 1 {
+		t := shared[0]
+		results[0], ferr = l.fallback.AllowN(ctx, t.Key, t.Limit, t.N)
 	} else {
-		ferr = AllowAll(ctx, l.fallback, p.shared, p.results)
+		ferr = AllowAll(ctx, l.fallback, shared, results)
 	}
 	if ferr != nil {
 		return outcome{end: undecided, err: errors.Join(err, ferr), source: FromFailurePolicy, latency: latency}
 	}
-	for i := range p.results {
-		p.results[i].Limit = p.takes[i].Limit // the headers describe the policy, not the share
+	admitted := true
+	for i := range results {
+		results[i].Limit = takes[i].Limit // the headers describe the policy, not the share
+		admitted = admitted && results[i].Allowed
 	}
 	o := l.summarize(p, outcome{source: FromFallback, err: err, latency: latency})
-	if l.debts != nil && o.res.Allowed {
-		for _, t := range p.shared {
-			l.debts.add(t.Key, t.N, t.Limit.Capacity()) // the store is charged once it answers
+	if l.debts != nil && admitted { // the fallback took its takes: the store is charged once it answers
+		for _, t := range shared {
+			l.debts.add(t.Key, t.N, t.Limit.Capacity())
 		}
 	}
 	return o

@@ -64,6 +64,7 @@ type pass struct {
 	sent    time.Time     // when the store call was sent, to settle it (settle.go)
 	adm     Admission     // the request's, while it is settled after its handler (settle.go)
 	own     bool          // the takes are the caller's, each with its own cost (takes.go)
+	done    int           // op each: the takes the store counted before it failed (takes.go)
 }
 
 // op is what a pass asks of the store for its takes.
@@ -89,7 +90,7 @@ func (l *Limiter) getPass() *pass {
 	p.all, p.allRes = sized(p.all, m), sized(p.allRes, m)
 	p.takes, p.results = p.all[:n], p.allRes[:n]
 	p.shared, p.owed = sized(p.shared, n), sized(p.owed, n)
-	p.op, p.maxWait, p.own = take, 0, false
+	p.op, p.maxWait, p.own, p.done = take, 0, false, 0
 	return p
 }
 
@@ -120,7 +121,7 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 	if err != nil {
 		return l.fallBack(ctx, p, err, 0)
 	}
-	if l.debts != nil && p.op == take {
+	if l.debts != nil && (p.op == take || p.op == each) {
 		l.chargeDebts(p)
 	}
 	var start time.Time

@@ -37,8 +37,10 @@ func (l *Limiter) record(ctx context.Context, p *pass, now time.Time, latency ti
 	}
 	o := l.summarize(p, outcome{latency: latency})
 	if l.debts != nil { // settle noted when the store answered
-		if o.res.Allowed {
-			for i, t := range p.takes {
+		for i, t := range p.takes {
+			// paid by the request's takes if it passed; by each take
+			// allowed on its own if they count each (takes.go)
+			if o.res.Allowed || p.op == each && p.results[i].Allowed {
 				l.debts.paid(t.Key, p.owed[i])
 			}
 		}

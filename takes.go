@@ -52,7 +52,10 @@ func (l *Limiter) AllowTakes(ctx context.Context, takes []Take, results []Result
 // denied take of another algorithm takes nothing. The request passes only
 // if every take is allowed. One store call per take, two for a window
 // that fills, each within the time budget; the deny cache is not asked.
-// While the store fails, the fallback store decides all or nothing.
+// While the store fails, the fallback store decides, all or nothing, the
+// takes the store had not counted when it failed (never one twice), and
+// the store is charged what the fallback admitted once it answers again,
+// take by take, as [WithFallback] says.
 func (l *Limiter) CountTakes(ctx context.Context, takes []Take, results []Result) (bool, error) {
 	return l.decideTakes(ctx, takes, results, true)
 }
@@ -184,15 +187,20 @@ func (l *Limiter) fillTakes(p *pass, takes []Take) error {
 
 // takeEach is the store call of CountTakes: each take on its own, a denied
 // window filled up.
+// A take carries what its key owes for the fallback's admissions
+// (chargeDebts), as a take of AllowN does; a window is filled up to the
+// take's own cost. If the store fails, p.done says how many takes it
+// counted: the fallback decides the others (fallback.go).
 func (l *Limiter) takeEach(ctx context.Context, p *pass) error {
 	for i := range p.takes {
+		p.done = i
 		t := &p.takes[i]
 		res, err := allowWithin(ctx, l.budget, l.store, t.Key, t.Limit, t.N)
 		if err != nil {
 			return err
 		}
 		if !res.Allowed && t.Limit.Algorithm == FixedWindow && res.Remaining > 0 {
-			fill, err := allowWithin(ctx, l.budget, l.store, t.Key, t.Limit, min(t.N, res.Remaining))
+			fill, err := allowWithin(ctx, l.budget, l.store, t.Key, t.Limit, min(p.cost(i), res.Remaining))
 			if err != nil {
 				return err
 			}
@@ -200,6 +208,7 @@ func (l *Limiter) takeEach(ctx context.Context, p *pass) error {
 		}
 		p.results[i] = res
 	}
+	p.done = len(p.takes)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -230,4 +231,55 @@ func ExampleLimiter_CountTakes() {
 	// true 1
 	// false 0
 	// true 0
+}
+
+// failsAfter is a remote store (not Local) that answers its first calls
+// and fails the others while down is set; calls counts them.
+type failsAfter struct {
+	ratelimit.Store
+	answers atomic.Int64 // how many more calls it answers while down
+	down    atomic.Bool
+}
+
+func (s *failsAfter) AllowN(ctx context.Context, key string, l ratelimit.Limit, n int) (ratelimit.Result, error) {
+	if s.down.Load() && s.answers.Add(-1) < 0 {
+		return ratelimit.Result{}, errDown
+	}
+	return s.Store.AllowN(ctx, key, l, n)
+}
+
+// TestCountTakesCountsEachAdmissionOnce: the store fails partway through
+// a CountTakes, after it counted the first take. The fallback counts only
+// the takes the store did not, and once the store is back it is charged
+// the fallback's admissions as AllowN's are, and nothing twice: each take
+// counted exactly once on the store in the end.
+func TestCountTakesCountsEachAdmissionOnce(t *testing.T) {
+	mem := memory.New()
+	defer mem.Close()
+	store := &failsAfter{Store: mem}
+	l, err := ratelimit.New(store, ratelimit.PerSecond(1), ratelimit.WithPlainKeys(), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := ratelimit.PerHour(5)
+	takes := []ratelimit.Take{{Key: "a", Limit: lim, N: 1}, {Key: "b", Limit: lim, N: 1}}
+	res := make([]ratelimit.Result, 2)
+	store.answers.Store(1) // a is counted, then the store fails
+	store.down.Store(true)
+	ok, err := l.CountTakes(context.Background(), takes, res)
+	if !ok || !errors.Is(err, errDown) {
+		t.Fatalf("during the failure: %v, %v; want allowed, a by the store and b by the fallback, with the store's error", ok, err)
+	}
+	if res[0].Remaining != 4 {
+		t.Errorf("a: remaining %d, want the store's 4", res[0].Remaining)
+	}
+	store.down.Store(false)
+	if ok, err := l.CountTakes(context.Background(), takes, res); !ok || err != nil {
+		t.Fatalf("after the failure: %v, %v", ok, err)
+	}
+	for i, want := range []int{3, 3} { // two admissions each, counted once
+		if res[i].Remaining != want {
+			t.Errorf("take %s after the failure: remaining %d, want %d: each admission counted once on the store", takes[i].Key, res[i].Remaining, want)
+		}
+	}
 }
