@@ -148,7 +148,8 @@ func (l *Limiter) fallBack(ctx context.Context, p *pass, err error, latency time
 		results[i].Limit = takes[i].Limit // the headers describe the policy, not the share
 		admitted = admitted && results[i].Allowed
 	}
-	o := l.summarize(p, outcome{source: FromFallback, err: err, latency: latency})
+	o := outcome{source: FromFallback, err: err, latency: latency}
+	l.summarize(p, &o)
 	if l.debts != nil && admitted { // the fallback took its takes: the store is charged once it answers
 		for _, t := range shared {
 			l.debts.add(t.Key, t.N, t.Limit.Capacity())

@@ -111,7 +111,9 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) outcome {
 	if l.denies != nil || l.breaker != nil {
 		now = l.now()
 		if p.op == take && l.denies != nil && l.cachedDenial(p, now) {
-			return l.summarize(p, outcome{source: FromDenyCache})
+			o := outcome{source: FromDenyCache}
+			l.summarize(p, &o)
+			return o
 		}
 	}
 	if ctx.Err() != nil { // the request ended before the store was asked

@@ -37,29 +37,32 @@ func (l *Limiter) keyRequest(r *http.Request, keyFunc KeyFunc, p *pass) error {
 // fillTake makes p's take of policy i for the client key: its store key,
 // and the limit the request's context chooses (plans.go).
 func (l *Limiter) fillTake(ctx context.Context, p *pass, i int, key string) error {
-	t, err := l.policies[i].take(ctx, key)
-	if err != nil {
+	if err := l.policies[i].take(ctx, key, &p.takes[i]); err != nil {
 		return err
 	}
-	p.takes[i] = t
 	if l.blockFor > 0 {
 		return l.fillBlock(p, i, key)
 	}
 	return nil
 }
 
-// take is the policy's take for the client key, n = 0: its store key,
-// and the limit ctx chooses (plans.go).
-func (pol *policy) take(ctx context.Context, key string) (Take, error) {
+// take writes to t the policy's take for the client key, n = 0: its
+// store key, and the limit ctx chooses (plans.go).
+func (pol *policy) take(ctx context.Context, key string, t *Take) error {
 	sk, err := pol.storeKey(key)
 	if err != nil {
-		return Take{}, err
+		return err
+	}
+	if pol.limitFunc == nil && pol.plans == nil { // the policy's own limit
+		t.Key, t.Limit, t.N = sk, pol.limit, 0
+		return nil
 	}
 	limit, _, err := pol.limitFor(ctx)
 	if err != nil {
-		return Take{}, err
+		return err
 	}
-	return Take{Key: sk, Limit: limit}, nil
+	t.Key, t.Limit, t.N = sk, limit, 0
+	return nil
 }
 
 // requestKey runs f on r: its key, or its error (an empty key is a

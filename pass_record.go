@@ -35,7 +35,8 @@ func (l *Limiter) record(ctx context.Context, p *pass, now time.Time, latency ti
 			l.denies.record(t.Key, t.N, now, p.results[i])
 		}
 	}
-	o := l.summarize(p, outcome{latency: latency})
+	o := outcome{latency: latency}
+	l.summarize(p, &o)
 	if l.debts != nil { // settle noted when the store answered
 		for i, t := range p.takes {
 			// paid by the request's takes if it passed; by each take
@@ -50,7 +51,7 @@ func (l *Limiter) record(ctx context.Context, p *pass, now time.Time, latency ti
 
 // summarize completes o with p's results: the request passes if all
 // allowed, and the headers describe the most constraining.
-func (l *Limiter) summarize(p *pass, o outcome) outcome {
+func (l *Limiter) summarize(p *pass, o *outcome) {
 	o.end = decided
 	o.plan = p.plan
 	if l.funcPolicies && l.allNames != nil && (l.headers == HeadersIETF || l.headers == HeadersBoth) {
@@ -58,15 +59,14 @@ func (l *Limiter) summarize(p *pass, o outcome) outcome {
 	}
 	o.best = mostConstraining(p.results)
 	o.res = p.results[o.best]
-	for _, r := range p.results {
-		if !r.Allowed {
+	for i := range p.results {
+		if !p.results[i].Allowed {
 			o.res.Allowed = false
 		}
 	}
 	if o.res.Allowed {
 		o.res.RetryAfter = 0
 	}
-	return o
 }
 
 // violated returns the names of the policies that denied p, as

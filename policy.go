@@ -178,9 +178,8 @@ func (l *Limiter) setPolicies(limit Limit, extra []Policy) error {
 // fewest requests left (the closest to exhaustion), the later reset on a tie.
 func mostConstraining(results []Result) int {
 	best := 0
-	for i, r := range results[1:] {
-		i++
-		b := results[best]
+	for i := 1; i < len(results); i++ {
+		r, b := &results[i], &results[best]
 		switch {
 		case !r.Allowed && b.Allowed,
 			!r.Allowed && !b.Allowed && r.RetryAfter > b.RetryAfter,

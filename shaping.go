@@ -58,11 +58,14 @@ func (l *Limiter) reserve(ctx context.Context, p *pass) error {
 // not served (end gone), and its booking is given back.
 func (l *Limiter) runShaped(ctx context.Context, n int, p *pass) outcome {
 	shapes := l.maxDelay > 0 && n > 0 && !l.dryRun // a report (n = 0) never waits
-	if shapes && l.booker != nil {
+	if !shapes {
+		return l.run(ctx, n, p)
+	}
+	if l.booker != nil {
 		p.op, p.maxWait = book, l.maxDelay
 	}
 	o := l.run(ctx, n, p)
-	if !shapes || o.end != decided {
+	if o.end != decided {
 		return o
 	}
 	if p.op == book {

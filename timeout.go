@@ -104,6 +104,9 @@ func allowWithin(ctx context.Context, b *budget, store Store, key string, limit 
 	if b.inline() {
 		bctx, cancel := b.bound(ctx)
 		res, err := store.AllowN(bctx, key, limit, n)
+		if cancel == nil { // not a call by deadline: it stands (ended)
+			return res, err
+		}
 		return ended(bctx, cancel, b, res, err, nil)
 	}
 	return within(ctx, b, func(ctx context.Context) (Result, error) { return store.AllowN(ctx, key, limit, n) })
