@@ -20,6 +20,7 @@ type guard struct {
 	// track is set (a breaker or a fallback's debts read it).
 	lastAnswer atomic.Int64
 	track      bool
+	noted      atomic.Pointer[cohort] // the budget's cohort when lastAnswer was last noted (answered)
 }
 
 // enter reports whether a call may go to the store: whether it is the
@@ -80,8 +81,19 @@ func (g *guard) settle(ctx context.Context, err error, probe bool) callEnd {
 // answered notes that the store answered now. It writes lastAnswer only
 // once it is a tick out of date (1/64 of the budget, at most a
 // millisecond, as cohort.go's): written by every decision, its cache line
-// would move between the cores on every one.
+// would move between the cores on every one. On a budget of calls by
+// deadline it reads the clock only for the first answer since the
+// budget's current cohort began (a new one begins every tick while calls
+// start): read on every answer, the clock cost a decision more than the
+// rest of its bookkeeping.
 func (g *guard) answered() {
+	if b := g.budget; b != nil && b.mode == byDeadline {
+		c := b.cohort.Load()
+		if c != nil && g.noted.Load() == c {
+			return // noted in this cohort's time already
+		}
+		g.noted.Store(c)
+	}
 	tick := maxTick
 	if g.budget != nil {
 		tick = g.budget.tick()

@@ -147,3 +147,30 @@ func TestAnAnswerIsNotedOnceATick(t *testing.T) {
 		})
 	}
 }
+
+// TestAnswersOfACohortReadTheClockOnce: on a budget of calls by deadline,
+// the answers given while one cohort is the budget's current read the
+// clock for the first of them only; the first answer in the next cohort
+// reads it again, and is noted.
+func TestAnswersOfACohortReadTheClockOnce(t *testing.T) {
+	b := newBudget(100 * time.Millisecond)
+	b.mode = byDeadline
+	reads := 0
+	now := time.Unix(1_700_000_000, 0)
+	g := &guard{budget: b, track: true, now: func() time.Time { reads++; return now }}
+	first := &cohort{end: time.Now().Add(time.Second), done: make(chan struct{})}
+	b.cohort.Store(first)
+	for range 5 {
+		g.settle(context.Background(), nil, false)
+	}
+	if reads != 1 || g.lastAnswer.Load() != now.UnixNano() {
+		t.Fatalf("%d clock reads for five answers in one cohort (last answer %d), want 1 (%d)", reads, g.lastAnswer.Load(), now.UnixNano())
+	}
+	now = now.Add(time.Millisecond) // a tick later: a new cohort
+	b.cohort.Store(&cohort{end: time.Now().Add(time.Second), done: make(chan struct{})})
+	g.settle(context.Background(), nil, false)
+	g.settle(context.Background(), nil, false)
+	if reads != 2 || g.lastAnswer.Load() != now.UnixNano() {
+		t.Fatalf("%d clock reads after the next cohort's answers (last answer %d), want 2 (%d)", reads, g.lastAnswer.Load(), now.UnixNano())
+	}
+}
