@@ -50,7 +50,11 @@ type Policy struct {
 // to New is the first policy, named after the limiter. A request's budgets
 // of all policies are decided in one call to a [MultiStore] (one round
 // trip to Redis; on Redis Cluster when their keys share a slot, which the
-// policies keyed by the limiter's KeyFunc always do).
+// policies keyed by the limiter's KeyFunc always do). A policy with a Key
+// of its own keeps its budgets under other keys, in other slots of a
+// Cluster: there the request's policies are decided as [AllowAll] says
+// for keys that are not in one slot, a report, then each policy's take,
+// which a concurrent request can leave partly taken.
 //
 //	ratelimit.New(store, ratelimit.PerSecond(10), ratelimit.WithName("api"),
 //		ratelimit.WithPolicy(ratelimit.Policy{Name: "hourly", Limit: ratelimit.PerHour(1000)}))

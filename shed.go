@@ -43,14 +43,20 @@ func Queued(ctx context.Context) {
 // budget ended while the decision was [Queued], or the request the
 // decision is for ended (its client went away): the store must then not
 // send it, and returns an error that wraps [ErrNotSent]. It returns true
-// for a context of no limiter's budget. A store calls it at most once per
-// decision, as it leaves the queue to be sent, or before a decision it
-// sends at once; a decision whose context ended while queued is dropped
-// with an error that wraps ErrNotSent, without calling Sending.
+// for a context of no limiter's budget. A store calls it once per call, as
+// the call leaves the queue to be sent, or before a call it sends at once;
+// a call whose context ended while queued is dropped with an error that
+// wraps ErrNotSent, without calling Sending. A decision the store makes in
+// several calls under one context (an [AllowAll] that reports, then
+// takes) is let go call after call once its first call was sent.
 func Sending(ctx context.Context) bool {
 	switch m := ctx.Value(sendMarkKey{}).(type) {
 	case *sendMark:
-		return m.state.CompareAndSwap(sendQueued, sendSent) || m.state.CompareAndSwap(sendEntered, sendSent)
+		// A decision the store reads in several calls (an AllowAll across
+		// Cluster slots: a report, then the takes) goes on once its first
+		// call is sent.
+		return m.state.CompareAndSwap(sendQueued, sendSent) || m.state.CompareAndSwap(sendEntered, sendSent) ||
+			m.state.Load() == sendSent
 	case *boundCtx: // a call by deadline (cohort.go): not for a request that ended
 		return m.parent.Err() == nil
 	}

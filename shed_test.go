@@ -156,3 +156,44 @@ func testShed(t *testing.T, keeps bool) {
 		})
 	}
 }
+
+// queuingStore is a shared store that holds every call in its queue before
+// it sends it, asking ratelimit.Sending as a group commit does, and that
+// decides several takes with several calls (it is no MultiStore): a
+// decision of more than one take makes more than one call.
+type queuingStore struct{ mem *memory.Store }
+
+func (*queuingStore) Local() bool { return false }
+
+func (s *queuingStore) AllowN(ctx context.Context, key string, l ratelimit.Limit, n int) (ratelimit.Result, error) {
+	ratelimit.Queued(ctx)
+	if !ratelimit.Sending(ctx) {
+		return ratelimit.Result{}, fmt.Errorf("queued: %w", ratelimit.ErrNotSent)
+	}
+	return s.mem.AllowN(ctx, key, l, n)
+}
+
+// TestEveryCallOfASentDecisionIsSent: a decision that takes several store
+// calls (AllowTakes over a store that is no MultiStore, as store/redis is
+// across Cluster slots) is sent call after call; once its first call is
+// sent, Sending lets the others go too. It once refused them, and the
+// failure policy answered a healthy store's decisions.
+func TestEveryCallOfASentDecisionIsSent(t *testing.T) {
+	mem := memory.New()
+	defer mem.Close()
+	l, err := ratelimit.New(&queuingStore{mem: mem}, ratelimit.PerMinute(10), ratelimit.WithPlainKeys(), ratelimit.WithFailClosed())
+	if err != nil {
+		t.Fatal(err)
+	}
+	takes := []ratelimit.Take{{Key: "a", Limit: ratelimit.PerHour(1000), N: 1}, {Key: "b", Limit: ratelimit.PerHour(3), N: 1}}
+	res := make([]ratelimit.Result, 2)
+	for i := range 5 {
+		ok, err := l.AllowTakes(context.Background(), takes, res)
+		if err != nil {
+			t.Fatalf("decision %d: %v; want the store's answer", i, err)
+		}
+		if want := i < 3; ok != want {
+			t.Fatalf("decision %d: allowed %v, want %v (b holds 3)", i, ok, want)
+		}
+	}
+}

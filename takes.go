@@ -26,7 +26,10 @@ import (
 //   - decided by the store: each result as the store answered it (a
 //     denial takes nothing from any take, as [MultiStore.AllowAll] says:
 //     the takes are decided in one atomic step on a MultiStore, see
-//     [AllowAll] for other stores); a take
+//     [AllowAll] for other stores; on Redis Cluster the takes' distinct
+//     keys are in different slots, so they are decided as AllowAll says
+//     for keys that are not: a report, then each take, which a concurrent
+//     request can leave partly taken); a take
 //     denied by the deny cache alone leaves the others' results full and
 //     untouched, as unknown;
 //   - decided by the fallback store, because the store failed: its

@@ -24,18 +24,22 @@ func newStore(s settings) (ratelimit.Store, func() error, func(context.Context) 
 	for i := range addrs {
 		addrs[i] = strings.TrimSpace(strings.TrimPrefix(addrs[i], "redis://"))
 	}
+	// Every client keeps its context deadlines on its sockets
+	// (ContextTimeoutEnabled), as docs/redis.md recommends: the limiter
+	// then calls the store on the request's goroutine, bounded by its
+	// budget, and the store sheds what it cannot send in time.
 	var client goredis.UniversalClient
 	switch s.redisType {
 	case "CLUSTER":
-		client = goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs, Password: s.redisAuth, PoolSize: s.redisPoolSize})
+		client = goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs, Password: s.redisAuth, PoolSize: s.redisPoolSize, ContextTimeoutEnabled: true})
 	case "SENTINEL":
 		// The reference's form: the master's name, then the sentinels.
 		if len(addrs) < 2 {
 			return nil, nil, nil, fmt.Errorf("ratelimitd: REDIS_TYPE=SENTINEL: want REDIS_URL=master,sentinel[,sentinel...]")
 		}
-		client = goredis.NewFailoverClient(&goredis.FailoverOptions{MasterName: addrs[0], SentinelAddrs: addrs[1:], Password: s.redisAuth, PoolSize: s.redisPoolSize})
+		client = goredis.NewFailoverClient(&goredis.FailoverOptions{MasterName: addrs[0], SentinelAddrs: addrs[1:], Password: s.redisAuth, PoolSize: s.redisPoolSize, ContextTimeoutEnabled: true})
 	default:
-		client = goredis.NewClient(&goredis.Options{Network: s.redisSocketType, Addr: addrs[0], Password: s.redisAuth, PoolSize: s.redisPoolSize})
+		client = goredis.NewClient(&goredis.Options{Network: s.redisSocketType, Addr: addrs[0], Password: s.redisAuth, PoolSize: s.redisPoolSize, ContextTimeoutEnabled: true})
 	}
 	var opts []redisstore.Option
 	if s.cacheKeyPrefix != "" {

@@ -62,3 +62,24 @@ func TestMissingDirIsNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestRedisClientsKeepTheirDeadlines: every Redis client ratelimitd makes
+// keeps its context deadlines on its sockets (ContextTimeoutEnabled), so
+// that the library calls its store on the request's goroutine within the
+// budget. Without it, a decision over several Cluster slots had its second
+// call refused as not sent, and the fallback answered a healthy Cluster.
+func TestRedisClientsKeepTheirDeadlines(t *testing.T) {
+	for _, typ := range []string{"SINGLE", "CLUSTER", "SENTINEL"} {
+		t.Run(typ, func(t *testing.T) {
+			store, closeStore, _, err := newStore(settings{redisType: typ, redisSocketType: "tcp", redisURL: "127.0.0.1:1,127.0.0.1:2"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeStore()
+			k, ok := store.(interface{ KeepsDeadlines() bool })
+			if !ok || !k.KeepsDeadlines() {
+				t.Fatalf("the %s store does not keep its deadlines", typ)
+			}
+		})
+	}
+}
