@@ -44,10 +44,7 @@ func blockLimit(d time.Duration) Limit {
 // blockKey is the store key of the block of client key raw under the
 // policy: its client part in the namespace of the policy's blocks.
 func (p *policy) blockKey(raw string) (string, error) {
-	if p.space.joined && p.space.asIs(raw) {
-		return p.blockParts(raw)
-	}
-	return p.blocks.storeKey(raw, p.blockParts)
+	return p.cachedKey(p.blocks, raw, p.blockParts)
 }
 
 func (p *policy) blockParts(raw string) (string, error) {

@@ -93,8 +93,13 @@ func newKeyspace(ns string, secret []byte, plain bool) keyspace {
 // asIs reports whether k keeps client key raw as it is in the store
 // without looking at it further (WithPlainKeys, or a Local store without a
 // secret): neither too long nor looking like a bound key.
-func (k *keyspace) asIs(raw string) bool {
-	return k.plain && len(raw) <= MaxKeyLen && !strings.HasPrefix(raw, boundTag)
+func (k *keyspace) asIs(raw string) bool { return k.plain && fitsAsIs(raw) }
+
+// fitsAsIs reports whether a key that carries no secret may reach the
+// store as it is: neither longer than MaxKeyLen nor looking like a bound
+// key.
+func fitsAsIs(raw string) bool {
+	return len(raw) <= MaxKeyLen && !strings.HasPrefix(raw, boundTag)
 }
 
 // client returns the client part of client key raw in the store: raw
@@ -102,7 +107,7 @@ func (k *keyspace) asIs(raw string) bool {
 // rather than keep it.
 func (k *keyspace) client(raw string) (string, error) {
 	if k.plain || isPlainKey(raw) {
-		if len(raw) <= MaxKeyLen && !strings.HasPrefix(raw, boundTag) {
+		if fitsAsIs(raw) {
 			return raw, nil
 		}
 		return hashKey(raw), nil

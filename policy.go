@@ -113,10 +113,17 @@ type policy struct {
 // are on a shared store, which are joined to the namespace (see
 // keyspace.joined).
 func (p *policy) storeKey(key string) (string, error) {
-	if p.space.joined && p.space.asIs(key) {
-		return p.prefix + key, nil
+	return p.cachedKey(p.keys, key, p.keyParts)
+}
+
+// cachedKey is parts(raw), from cache c when raw was seen recently, but
+// for a key kept as it is on a shared store, which is joined on every
+// decision (see keyspace.joined).
+func (p *policy) cachedKey(c *keyCache, raw string, parts func(string) (string, error)) (string, error) {
+	if p.space.joined && p.space.asIs(raw) {
+		return parts(raw)
 	}
-	return p.keys.storeKey(key, p.keyParts)
+	return c.storeKey(raw, parts)
 }
 
 // keyParts returns the store key of request key raw under the policy.
