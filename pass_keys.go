@@ -53,7 +53,10 @@ func (pol *policy) take(ctx context.Context, key string, t *Take) error {
 	if err != nil {
 		return err
 	}
-	if pol.limitFunc == nil && pol.plans == nil { // the policy's own limit
+	// The policy's own limit, as limitFor's first answer, without its
+	// call: limitFor is past the inliner's budget, and the call cost every
+	// HTTP request about 15 ns (BenchmarkMiddleware).
+	if pol.limitFunc == nil && pol.plans == nil {
 		t.Key, t.Limit, t.N = sk, pol.limit, 0
 		return nil
 	}

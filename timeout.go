@@ -104,7 +104,10 @@ func allowWithin(ctx context.Context, b *budget, store Store, key string, limit 
 	if b.inline() {
 		bctx, cancel := b.bound(ctx)
 		res, err := store.AllowN(bctx, key, limit, n)
-		if cancel == nil { // not a call by deadline: it stands (ended)
+		// Not a call by deadline: it stands, as ended's first line says,
+		// without the call, which the inliner cannot take (generic, past
+		// its budget); a decision on a Local store saves about 30 ns.
+		if cancel == nil {
 			return res, err
 		}
 		return ended(bctx, cancel, b, res, err, nil)
