@@ -1,10 +1,6 @@
 package ratelimit
 
-import (
-	"sync/atomic"
-
-	"github.com/ratelimit-go/ratelimit/internal/shardmap"
-)
+import "github.com/ratelimit-go/ratelimit/internal/shardmap"
 
 // debtLedger remembers, per key, the tokens the fallback store admitted
 // while the main store failed, so that the main store is charged for them
@@ -14,8 +10,7 @@ import (
 // fleet owes at most one capacity in all. It is bounded: when maxKeys owe,
 // new debts are forgiven, which costs at most a share each.
 type debtLedger struct {
-	owing atomic.Int64 // keys that owe: 0 spares every lookup
-	debts *shardmap.Map[int]
+	debts *shardmap.Map[int] // a lookup in it while no key owes takes no hash and no lock
 }
 
 func newDebtLedger(maxKeys int) *debtLedger {
@@ -33,18 +28,12 @@ func (d *debtLedger) add(key string, n, limit int) {
 	if sh.Full(key) {
 		return // forgiven: at most one share over the limit
 	}
-	owed, ok := sh.M[key]
-	if !ok {
-		d.owing.Add(1)
-	}
+	owed := sh.M[key]
 	sh.Put(key, min(owed+n, limit))
 }
 
 // owed returns the tokens key owes.
 func (d *debtLedger) owed(key string) int {
-	if d.owing.Load() == 0 {
-		return 0
-	}
 	owed, _ := d.debts.Get(key)
 	return owed
 }
@@ -63,7 +52,6 @@ func (d *debtLedger) paid(key string, n int) {
 	}
 	if owed <= n {
 		delete(sh.M, key)
-		d.owing.Add(-1)
 		return
 	}
 	sh.M[key] = owed - n
