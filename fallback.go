@@ -103,16 +103,16 @@ func (c *config) defaultFallback(local bool, now func() time.Time) error {
 // fallBack answers the takes of p, which the store did not decide because
 // of err: by the fallback store if there is one, else with err for the
 // failure policy.
-func (l *Limiter) fallBack(ctx context.Context, p *pass, err error, latency time.Duration) outcome {
+func (l *Limiter) fallBack(ctx context.Context, p *pass, err error, latency time.Duration) *outcome {
 	switch p.op {
 	case charge: // kept here, for the store once it answers (charge.go)
 		l.owe(ctx, p)
-		return outcome{end: undecided, err: err, source: FromFailurePolicy, latency: latency}
+		return p.answer(outcome{end: undecided, err: err, source: FromFailurePolicy, latency: latency})
 	case refund, reset: // the cost stays taken, the key as it was: the safe side of the limit
-		return outcome{end: undecided, err: err, source: FromFailurePolicy, latency: latency}
+		return p.answer(outcome{end: undecided, err: err, source: FromFailurePolicy, latency: latency})
 	}
 	if l.fallback == nil {
-		return outcome{end: undecided, err: err, source: FromFailurePolicy, latency: latency}
+		return p.answer(outcome{end: undecided, err: err, source: FromFailurePolicy, latency: latency})
 	}
 	// The takes the store did not count: all of them, but for CountTakes
 	// (op each), whose takes before p.done the store counted already.
@@ -141,15 +141,15 @@ func (l *Limiter) fallBack(ctx context.Context, p *pass, err error, latency time
 		ferr = AllowAll(ctx, l.fallback, shared, results)
 	}
 	if ferr != nil {
-		return outcome{end: undecided, err: errors.Join(err, ferr), source: FromFailurePolicy, latency: latency}
+		return p.answer(outcome{end: undecided, err: errors.Join(err, ferr), source: FromFailurePolicy, latency: latency})
 	}
 	admitted := true
 	for i := range results {
 		results[i].Limit = takes[i].Limit // the headers describe the policy, not the share
 		admitted = admitted && results[i].Allowed
 	}
-	o := outcome{source: FromFallback, err: err, latency: latency}
-	l.summarize(p, &o)
+	o := p.answer(outcome{source: FromFallback, err: err, latency: latency})
+	l.summarize(p, o)
 	if l.debts != nil && admitted { // the fallback took its takes: the store is charged once it answers
 		for _, t := range shared {
 			l.debts.add(t.Key, t.N, t.Limit.Capacity())

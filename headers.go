@@ -172,7 +172,7 @@ func retryAfterSeconds(d time.Duration) int64 { return max(1, ceilSeconds(d)) }
 // writeHeaders sets the rate-limit headers of o on h: those of the most
 // constraining policy, with several policies RateLimit-Policy listing them
 // all, and Retry-After if retry.
-func (l *Limiter) writeHeaders(h http.Header, o outcome, retry bool) {
+func (l *Limiter) writeHeaders(h http.Header, o *outcome, retry bool) {
 	l.policies[o.best].valuesFor(o.res.Limit, o.plan).writeHeaders(h, l.headers, o.res, retry)
 	if l.allNames != nil && (l.headers == HeadersIETF || l.headers == HeadersBoth) {
 		h[headerPolicy] = l.allNames

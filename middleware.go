@@ -71,7 +71,7 @@ func (l *Limiter) BeginWithKeyFunc(w http.ResponseWriter, r *http.Request, keyFu
 // what its caller does: go on, or answer status (0: nothing, the client
 // went away). It tells the error handler what went wrong and sets the
 // rate-limit headers on h, as Admit and AdmitKey answer.
-func (l *Limiter) conclude(r *http.Request, h http.Header, o outcome) (ok bool, status int) {
+func (l *Limiter) conclude(r *http.Request, h http.Header, o *outcome) (ok bool, status int) {
 	switch o.end {
 	case badKey:
 		return false, keyErrorStatus(o.err)
@@ -156,12 +156,12 @@ func (l *Limiter) AllowN(ctx context.Context, key string, n int) (Result, error)
 // *http.Request) whose takes p were keyed with keyErr: a bad key or
 // configuration answers at once; otherwise the pass decides n tokens,
 // with shaping, and the observer is told.
-func (l *Limiter) decideKeyed(ctx context.Context, r *http.Request, p *pass, keyErr error, n int) outcome {
+func (l *Limiter) decideKeyed(ctx context.Context, r *http.Request, p *pass, keyErr error, n int) *outcome {
 	switch {
 	case errors.Is(keyErr, ErrBadConfig):
-		return outcome{end: badCost, err: keyErr, source: FromFailurePolicy}
+		return p.answer(outcome{end: badCost, err: keyErr, source: FromFailurePolicy})
 	case keyErr != nil:
-		return outcome{end: badKey, err: keyErr}
+		return p.answer(outcome{end: badKey, err: keyErr})
 	}
 	o := l.runShaped(ctx, n, p)
 	if l.observer.Decision != nil {

@@ -127,7 +127,7 @@ func WithDryRun() Option {
 // the first policy, when nothing decided; else once per policy that
 // allowed the request or denied it (none for the policies that had room in
 // a denied request).
-func (l *Limiter) observe(r *http.Request, p *pass, o outcome) {
+func (l *Limiter) observe(r *http.Request, p *pass, o *outcome) {
 	switch o.end {
 	case badKey, gone:
 		return
@@ -146,7 +146,7 @@ func (l *Limiter) observe(r *http.Request, p *pass, o outcome) {
 }
 
 // observePolicy tells the observer of policy i's part in o.
-func (l *Limiter) observePolicy(r *http.Request, i int, key string, res Result, o outcome, first bool) {
+func (l *Limiter) observePolicy(r *http.Request, i int, key string, res Result, o *outcome, first bool) {
 	pol := &l.policies[i]
 	d := Decision{
 		Limiter:   l.name,

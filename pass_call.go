@@ -23,6 +23,10 @@ func (l *Limiter) call(ctx context.Context, p *pass) error {
 	if len(p.all) == 1 {
 		t := &p.all[0]
 		var err error
+		if l.budget == nil { // a Local store, or no bound: the call as it is, its Result copied once
+			p.results[0], err = l.store.AllowN(ctx, t.Key, t.Limit, t.N)
+			return err
+		}
 		p.results[0], err = allowWithin(ctx, l.budget, l.store, t.Key, t.Limit, t.N)
 		return err
 	}

@@ -15,8 +15,8 @@ func (l *Limiter) setCost(n int, p *pass) error {
 	if p.op == refund || p.op == reset {
 		return nil // the cost and the takes are the pass's own, as taken
 	}
+	p.clearBooking()
 	if p.own { // each take's cost is its own, checked by AllowTakes (takes.go)
-		p.booking = Reservation{}
 		return nil
 	}
 	if p.op == charge {
@@ -26,7 +26,7 @@ func (l *Limiter) setCost(n int, p *pass) error {
 	} else if err := l.checkCost(n); err != nil {
 		return err
 	}
-	p.n, p.booking = n, Reservation{}
+	p.n = n
 	for i := range p.takes {
 		p.takes[i].N, p.owed[i] = n, 0
 		if p.op == charge {

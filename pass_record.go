@@ -11,10 +11,10 @@ import (
 
 // record completes the outcome of p, which the store answered: blocks,
 // the deny cache, the debts paid.
-func (l *Limiter) record(ctx context.Context, p *pass, now time.Time, latency time.Duration) outcome {
+func (l *Limiter) record(ctx context.Context, p *pass, now time.Time, latency time.Duration) *outcome {
 	if p.op == reset {
 		l.forgetAll(ctx, p) // reset.go
-		return outcome{end: decided, latency: latency}
+		return p.answer(outcome{end: decided, latency: latency})
 	}
 	if p.op == charge || p.op == refund { // the key's waits have changed: ask the store next time
 		for _, t := range p.takes {
@@ -22,7 +22,7 @@ func (l *Limiter) record(ctx context.Context, p *pass, now time.Time, latency ti
 				l.denies.forget(t.Key)
 			}
 		}
-		return outcome{end: decided, latency: latency}
+		return p.answer(outcome{end: decided, latency: latency})
 	}
 	if l.blockFor > 0 {
 		l.applyBlocks(ctx, p) // block.go
@@ -35,8 +35,8 @@ func (l *Limiter) record(ctx context.Context, p *pass, now time.Time, latency ti
 			l.denies.record(t.Key, t.N, now, p.results[i])
 		}
 	}
-	o := outcome{latency: latency}
-	l.summarize(p, &o)
+	o := p.answer(outcome{latency: latency})
+	l.summarize(p, o)
 	if l.debts != nil { // settle noted when the store answered
 		for i, t := range p.takes {
 			// paid by the request's takes if it passed; by each take
@@ -92,9 +92,9 @@ func (l *Limiter) violated(p *pass) []string {
 // ended answers a request whose own context ended: a client that went
 // away is not served; a request past its own deadline gets the failure
 // policy, without blaming the store.
-func (l *Limiter) ended(ctx context.Context, p *pass, err error, latency time.Duration) outcome {
+func (l *Limiter) ended(ctx context.Context, p *pass, err error, latency time.Duration) *outcome {
 	if ctx.Err() == context.Canceled {
-		return outcome{end: gone, err: err}
+		return p.answer(outcome{end: gone, err: err})
 	}
 	return l.fallBack(ctx, p, err, latency)
 }

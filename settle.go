@@ -80,7 +80,7 @@ func uncancelled(ctx context.Context, store Store) context.Context {
 // handler: the store or the fallback took it (not a dry run's denial, not
 // the failure policy). Otherwise p goes back to the pool and the
 // Admission is nil.
-func (l *Limiter) admission(ctx context.Context, r *http.Request, p *pass, o outcome, ok bool) (*Admission, bool) {
+func (l *Limiter) admission(ctx context.Context, r *http.Request, p *pass, o *outcome, ok bool) (*Admission, bool) {
 	if ok && l.countIf != nil && o.end == decided && (o.source == FromStore || o.source == FromFallback) && o.res.Allowed && p.n > 0 {
 		p.adm = Admission{l: l, p: p, ctx: ctx, r: r, fallback: o.source == FromFallback}
 		return &p.adm, true

@@ -49,14 +49,14 @@ func (l *Limiter) reserve(ctx context.Context, p *pass) error {
 		maxWait = max(min(maxWait, d.Sub(l.now())), 0)
 	}
 	r, err := reserveWithin(ctx, l.budget, l.booker, t.Key, t.Limit, t.N, maxWait)
-	p.results[0], p.booking = r.Result, r
+	p.results[0], p.booking, p.booked = r.Result, r, true
 	return err
 }
 
 // runShaped is the pass of Admit, AdmitKey and AllowN: run, then for a shaping limiter the wait
 // its decision asks for. A request whose context ends while it waits is
 // not served (end gone), and its booking is given back.
-func (l *Limiter) runShaped(ctx context.Context, n int, p *pass) outcome {
+func (l *Limiter) runShaped(ctx context.Context, n int, p *pass) *outcome {
 	shapes := l.maxDelay > 0 && n > 0 && !l.dryRun // a report (n = 0) never waits
 	if !shapes {
 		return l.run(ctx, n, p)
@@ -72,7 +72,7 @@ func (l *Limiter) runShaped(ctx context.Context, n int, p *pass) outcome {
 		if d := p.booking.Delay; o.res.Allowed && d > 0 {
 			if err := sleep(ctx, d); err != nil {
 				l.cancelBooking(ctx, p)
-				return outcome{end: gone, err: err}
+				return p.answer(outcome{end: gone, err: err})
 			}
 			o.delay = d
 		}
@@ -80,7 +80,7 @@ func (l *Limiter) runShaped(ctx context.Context, n int, p *pass) outcome {
 	}
 	if d := o.res.RetryAfter; !o.res.Allowed && d <= l.maxDelay {
 		if err := sleep(ctx, d); err != nil {
-			return outcome{end: gone, err: err}
+			return p.answer(outcome{end: gone, err: err})
 		}
 		o = l.run(ctx, n, p)
 		o.delay = d

@@ -217,7 +217,7 @@ func (l *Limiter) takeEach(ctx context.Context, p *pass) error {
 
 // observeTakes tells the observer of each take of AllowTakes, as the
 // limiter's first policy.
-func (l *Limiter) observeTakes(p *pass, o outcome) {
+func (l *Limiter) observeTakes(p *pass, o *outcome) {
 	switch o.end {
 	case badKey, gone:
 		return
