@@ -56,6 +56,7 @@ type Limiter struct {
 	dryRun       bool
 	maxDelay     time.Duration // WithMaxDelay's; 0 refuses at once (shaping.go)
 	booker       Reserver      // the store to book in, if the limiter can book (shaping.go)
+	joiner       joiner        // the store, if it joins the keys of its takes (pass_keys.go)
 	errLog       throttledLog
 	misconfigLog throttledLog
 	dryLog       throttledLog
@@ -154,6 +155,7 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 			l.policies[i].blocks = newKeyCache()
 		}
 	}
+	l.joiner = l.joinerOf(store)
 	if l.breaker != nil && c.logger != nil {
 		l.breaker.useLogger(c.logger)
 	}

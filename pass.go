@@ -67,6 +67,7 @@ type pass struct {
 	own     bool          // the takes are the caller's, each with its own cost (takes.go)
 	out     outcome       // the pass's outcome: run and its stages answer &out
 	done    int           // op each: the takes the store counted before it failed (takes.go)
+	client  string        // the client key of a take the store joins (pass_keys.go)
 }
 
 // op is what a pass asks of the store for its takes.
@@ -126,6 +127,9 @@ func sized[T any](s []T, n int) []T {
 // and returns the outcome, which p keeps (answer): it is read before p
 // runs again or goes back to the pool.
 func (l *Limiter) run(ctx context.Context, n int, p *pass) *outcome {
+	if l.joiner != nil {
+		l.joinKey(p) // pass_keys.go
+	}
 	if err := l.setCost(n, p); err != nil {
 		return p.answer(outcome{end: badCost, source: FromFailurePolicy, err: err})
 	}

@@ -80,3 +80,16 @@ func ExampleStore_RefundN() {
 	fmt.Println(taken.Remaining, refunded.Remaining)
 	// Output: 4 5
 }
+
+// AllowJoined decides the key prefix+key without making it: the same
+// budget as AllowN's of the joined key.
+func ExampleStore_AllowJoined() {
+	store := memory.New()
+	defer store.Close()
+	ctx, limit := context.Background(), ratelimit.PerMinute(10)
+
+	store.AllowJoined(ctx, "api/", "client-1", limit, 3)
+	res, _ := store.AllowN(ctx, "api/client-1", limit, 1)
+	fmt.Println(res.Remaining)
+	// Output: 6
+}

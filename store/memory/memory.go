@@ -134,12 +134,7 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 	now := s.now()
 	i, found := sh.cells.find(h)
 	if found && limit.Algorithm == ratelimit.TokenBucket {
-		// The hot path: the bucket is decided in place.
-		sl := &sh.cells.slots[i]
-		takeTokensAt(&sl.c, false, now, limit, sh.last.rate, float64(sh.last.capacity), n, &res)
-		if res.Allowed && n > 0 {
-			sl.k = sh.last.keep
-		}
+		sh.takeHeld(i, now, limit, n, &res) // the hot path
 		return res, nil
 	}
 	var c cell
@@ -160,6 +155,37 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 		sh.put(i, found, h, c, sh.last.keep, now)
 	}
 	return res, nil
+}
+
+// AllowJoined is AllowN(ctx, prefix+key, limit, n) without the join: the
+// same key and budget. A [ratelimit.Limiter] on the store calls it with
+// its namespace as prefix, for a key it keeps as it is, so that a decision
+// of a token bucket the store holds makes no key; anything else (a new
+// key, another algorithm, a limit or cost the shard has not checked)
+// joins the key and is AllowN's.
+func (s *Store) AllowJoined(ctx context.Context, prefix, key string, limit ratelimit.Limit, n int) (res ratelimit.Result, err error) {
+	h := s.hashJoined(prefix, key, limit.Algorithm)
+	sh := &s.shards[h>>s.shift]
+	sh.mu.Lock()
+	if limit == sh.last.limit && limit.Algorithm == ratelimit.TokenBucket && key != "" && n >= 0 && n <= sh.last.capacity && ctx.Err() == nil {
+		if i, found := sh.cells.find(h); found {
+			sh.takeHeld(i, s.now(), limit, n, &res)
+			sh.mu.Unlock()
+			return res, nil
+		}
+	}
+	sh.mu.Unlock()
+	return s.AllowN(ctx, prefix+key, limit, n)
+}
+
+// takeHeld takes n tokens of the token bucket in slot i under limit, the
+// shard's last, at now, in place: a decision's hot path.
+func (sh *shard) takeHeld(i int, now int64, limit ratelimit.Limit, n int, res *ratelimit.Result) {
+	sl := &sh.cells.slots[i]
+	takeTokensAt(&sl.c, false, now, limit, sh.last.rate, float64(sh.last.capacity), n, res)
+	if res.Allowed && n > 0 {
+		sl.k = sh.last.keep
+	}
 }
 
 // put writes c, the state of key h after an allowed take, and k, what its
@@ -209,6 +235,28 @@ func (s *Store) now() int64 {
 func (s *Store) hash(key string, a ratelimit.Algorithm) uint64 {
 	return (maphash.String(s.seed, key) ^ uint64(a)*0x9e3779b97f4a7c15) | 1
 }
+
+// hashJoined is hash(prefix+key, a), without the join: maphash hashes
+// the bytes given or written to it, however the writes split them.
+func (s *Store) hashJoined(prefix, key string, a ratelimit.Algorithm) uint64 {
+	var h uint64
+	if len(prefix)+len(key) <= joinBuf {
+		var b [joinBuf]byte // cheaper than a maphash.Hash, whose buffer is 128 bytes
+		n := copy(b[:], prefix)
+		n += copy(b[n:], key)
+		h = maphash.Bytes(s.seed, b[:n])
+	} else {
+		var m maphash.Hash
+		m.SetSeed(s.seed)
+		m.WriteString(prefix)
+		m.WriteString(key)
+		h = m.Sum64()
+	}
+	return (h ^ uint64(a)*0x9e3779b97f4a7c15) | 1
+}
+
+// joinBuf is the longest join that hashJoined copies to hash it.
+const joinBuf = 64
 
 // Len returns the number of keys the store holds.
 func (s *Store) Len() int {
