@@ -157,10 +157,10 @@ func (l *Limiter) AllowN(ctx context.Context, key string, n int) (Result, error)
 // configuration answers at once; otherwise the pass decides n tokens,
 // with shaping, and the observer is told.
 func (l *Limiter) decideKeyed(ctx context.Context, r *http.Request, p *pass, keyErr error, n int) *outcome {
-	switch {
-	case errors.Is(keyErr, ErrBadConfig):
-		return p.answer(outcome{end: badCost, err: keyErr, source: FromFailurePolicy})
-	case keyErr != nil:
+	if keyErr != nil {
+		if errors.Is(keyErr, ErrBadConfig) {
+			return p.answer(outcome{end: badCost, err: keyErr, source: FromFailurePolicy})
+		}
 		return p.answer(outcome{end: badKey, err: keyErr})
 	}
 	o := l.runShaped(ctx, n, p)
