@@ -128,12 +128,15 @@ func (l *Limiter) fallBack(ctx context.Context, p *pass, err error, latency time
 	if i, ok := l.beyondShare(shared); ok {
 		// No share holds the cost, or while the store flaps this server's
 		// share is spent on tokens the store is not yet charged for: deny,
-		// and say when the whole limit would have refilled the cost.
+		// and say when the whole limit would have refilled the cost, and
+		// the budget, taken as empty. The other takes are not decided: a
+		// full budget, untouched and unknown, as the deny cache says.
 		for j, t := range takes {
-			results[j] = Result{Allowed: true, Limit: t.Limit}
+			results[j] = Result{Allowed: true, Limit: t.Limit, Remaining: t.Limit.Capacity()}
 		}
 		t := takes[i]
-		results[i] = Result{Limit: t.Limit, RetryAfter: max(t.Limit.refillTime(p.cost(from+i), roundUp), time.Second)}
+		retry := max(t.Limit.refillTime(p.cost(from+i), roundUp), time.Second)
+		results[i] = Result{Limit: t.Limit, RetryAfter: retry, ResetAfter: max(t.Limit.refillTime(t.Limit.Capacity(), roundUp), retry)}
 	} else if len(shared) == 1 {
 		t := shared[0]
 		results[0], ferr = l.fallback.AllowN(ctx, t.Key, t.Limit, t.N)

@@ -177,3 +177,33 @@ func TestAFallbackOutlastsALongOutage(t *testing.T) {
 		}
 	})
 }
+
+// TestAFallbackDenialSaysWhenTheBudgetIsFull: a denial of the fallback's
+// spent share (the store answered before, so the fallback's admissions are
+// owed to it) carries a ResetAfter, so that X-RateLimit-Reset is not 0 on
+// a 429 of an empty budget.
+func TestAFallbackDenialSaysWhenTheBudgetIsFull(t *testing.T) {
+	store := &remoteStore{Store: memory.New()}
+	l, err := ratelimit.New(store, ratelimit.PerHour(3), ratelimit.WithName("fb"),
+		ratelimit.WithFallback(memory.New(), 1), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if res, err := l.Allow(ctx, "ip:192.0.2.1"); err != nil || !res.Allowed {
+		t.Fatalf("with the store up: %+v %v", res, err)
+	}
+	store.down.Store(true)
+	var res ratelimit.Result
+	for range 4 { // the share's 3, then a denial
+		res, _ = l.Allow(ctx, "ip:192.0.2.1")
+	}
+	if res.Allowed || res.RetryAfter <= 0 || res.ResetAfter < res.RetryAfter || res.Limit != ratelimit.PerHour(3) {
+		t.Fatalf("the share spent: %+v, want denied under 3 per hour with a wait and ResetAfter >= RetryAfter", res)
+	}
+	w := httptest.NewRecorder()
+	l.Admit(w, httptest.NewRequest("GET", "/", nil)) // ip:192.0.2.1
+	if got := w.Header().Get("X-RateLimit-Reset"); w.Code != http.StatusTooManyRequests || got == "" || got == "0" {
+		t.Errorf("429 of an empty budget: status %d, X-RateLimit-Reset %q, want a time until full", w.Code, got)
+	}
+}

@@ -120,7 +120,9 @@ func (l *Limiter) Allow(ctx context.Context, key string) (Result, error) {
 //   - undecided (the store failed, no fallback): Allowed unless the
 //     limiter fails closed, and the store's error, also told to the error
 //     handler with a nil request;
-//   - dry run: a denial is logged and reported Allowed;
+//   - dry run: a denial is logged and reported Allowed, with the
+//     RetryAfter it would have waited (the one Result Allowed with a
+//     RetryAfter);
 //   - an empty key, a bad n or a done context: not Allowed, and the error.
 //
 // Every policy counts key: a limiter whose [Policy] has a KeyFunc of its

@@ -243,7 +243,8 @@ type Result struct {
 	Remaining int
 	// RetryAfter is, when the request was denied, the shortest wait after
 	// which the same request would pass, such as 100ms for a token bucket
-	// of 10 per second that is one token short. 0 when allowed.
+	// of 10 per second that is one token short. 0 when allowed (but for
+	// a limiter's dry run, which reports a denial Allowed with its wait).
 	RetryAfter time.Duration
 	// ResetAfter is the time until the key is back to its full budget, as
 	// if it had never been seen; 0 when it is full.
