@@ -17,12 +17,7 @@ import (
 func TestLimiterOnMemoryMakesNoKey(t *testing.T) {
 	skipUnderRace(t)
 	ctx := context.Background()
-	store := memory.New()
-	defer store.Close()
-	l, err := ratelimit.New(store, ratelimit.PerHour(5), ratelimit.WithName("api"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, _ := apiLimiter(t)
 	keys := make([]string, 10_000)
 	for i := range keys {
 		keys[i] = "user-" + strconv.Itoa(i)
@@ -45,12 +40,7 @@ func TestLimiterOnMemoryMakesNoKey(t *testing.T) {
 // key; and keys the limiter bounds never reach the store as they are.
 func TestLimiterOnMemoryKeepsOneBudgetAKey(t *testing.T) {
 	ctx := context.Background()
-	store := memory.New()
-	defer store.Close()
-	l, err := ratelimit.New(store, ratelimit.PerHour(5), ratelimit.WithName("api"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, store := apiLimiter(t)
 	steps := []struct {
 		what      string
 		do        func() error
@@ -82,4 +72,16 @@ func TestLimiterOnMemoryKeepsOneBudgetAKey(t *testing.T) {
 			t.Errorf("key of %d bytes (%.10q...) reached the store as it is", len(key), key)
 		}
 	}
+}
+
+// apiLimiter is a limiter named "api" of 5 per hour on a memory store of
+// its own.
+func apiLimiter(t *testing.T) (*ratelimit.Limiter, *memory.Store) {
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	l, err := ratelimit.New(store, ratelimit.PerHour(5), ratelimit.WithName("api"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, store
 }
