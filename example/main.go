@@ -216,7 +216,9 @@ func newStore(redisFlag string) (ratelimit.Store, string, error) {
 		return nil, "", err
 	}
 	quietRedisLog()
-	return redisstore.New(goredis.NewUniversalClient(o)), describeRedis(o), nil
+	client := goredis.NewUniversalClient(o)
+	warmRedis(client)
+	return redisstore.New(client), describeRedis(o), nil
 }
 
 // routes serves the example's built-in routes: one limiter per route,

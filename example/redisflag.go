@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -50,6 +51,7 @@ func redisOptions(flag string) (*goredis.UniversalOptions, error) {
 				SentinelUsername: f.SentinelUsername, SentinelPassword: f.SentinelPassword,
 				TLSConfig:   f.TLSConfig,
 				DialTimeout: f.DialTimeout, ReadTimeout: f.ReadTimeout, WriteTimeout: f.WriteTimeout, PoolTimeout: f.PoolTimeout,
+				MinIdleConns: f.MinIdleConns,
 			}
 		case q.Has("addr"):
 			c, err := goredis.ParseClusterURL(flag)
@@ -59,6 +61,7 @@ func redisOptions(flag string) (*goredis.UniversalOptions, error) {
 			o = &goredis.UniversalOptions{
 				Addrs: c.Addrs, Username: c.Username, Password: c.Password, TLSConfig: c.TLSConfig,
 				DialTimeout: c.DialTimeout, ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout, PoolTimeout: c.PoolTimeout,
+				MinIdleConns: c.MinIdleConns,
 			}
 		default:
 			s, err := goredis.ParseURL(flag)
@@ -68,6 +71,7 @@ func redisOptions(flag string) (*goredis.UniversalOptions, error) {
 			o = &goredis.UniversalOptions{
 				Addrs: []string{s.Addr}, DB: s.DB, Username: s.Username, Password: s.Password, TLSConfig: s.TLSConfig,
 				DialTimeout: s.DialTimeout, ReadTimeout: s.ReadTimeout, WriteTimeout: s.WriteTimeout, PoolTimeout: s.PoolTimeout,
+				MinIdleConns: s.MinIdleConns,
 			}
 		}
 	default:
@@ -92,7 +96,28 @@ func redisOptions(flag string) (*goredis.UniversalOptions, error) {
 	if o.DialerRetries <= 0 {
 		o.DialerRetries = 1
 	}
+	// Connections kept dialled (per node, on a Cluster), so that a burst of
+	// requests does not wait for dials the budget may not hold.
+	if o.MinIdleConns == 0 {
+		o.MinIdleConns = 4
+	}
 	return o, nil
+}
+
+// warmRedis dials c's connections before the first request, as
+// docs/redis.md recommends: on a busy machine, a burst at start-up that
+// waits for the dials (and, on a Cluster, for its slots) sends part of its
+// decisions to the fallback. It pings every master of a Cluster, else the
+// node. A Redis that does not answer within a second is left to the
+// limiter, whose fallback decides until it does.
+func warmRedis(c goredis.UniversalClient) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if cc, ok := c.(*goredis.ClusterClient); ok {
+		cc.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error { return m.Ping(ctx).Err() })
+		return
+	}
+	c.Ping(ctx)
 }
 
 func setDefault(d *time.Duration, v time.Duration) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 )
 
 func TestRedisFlag(t *testing.T) {
@@ -39,6 +41,9 @@ func TestRedisFlag(t *testing.T) {
 			if o.DialerRetries != 1 {
 				t.Errorf("%d dial attempts, want 1: a refused connection must fail within the budget, and read as refused", o.DialerRetries)
 			}
+			if o.MinIdleConns == 0 {
+				t.Error("no idle connections kept: the first burst would wait for dials")
+			}
 			if o.ReadTimeout != tt.read || o.PoolTimeout == 0 || o.DialTimeout == 0 || !o.ContextTimeoutEnabled {
 				t.Errorf("read timeout %v (want %v), pool %v, dial %v, context deadlines %v", o.ReadTimeout, tt.read, o.PoolTimeout, o.DialTimeout, o.ContextTimeoutEnabled)
 			}
@@ -47,6 +52,78 @@ func TestRedisFlag(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRedisFlagKeepsAURLsIdleConns: min_idle_conns in a URL is the user's.
+func TestRedisFlagKeepsAURLsIdleConns(t *testing.T) {
+	for _, flag := range []string{"redis://host:6379?min_idle_conns=2", "redis://h1:7000?addr=h2:7000&min_idle_conns=2", "redis://s1:26379?master_name=m&min_idle_conns=2"} {
+		if o, err := redisOptions(flag); err != nil || o.MinIdleConns != 2 {
+			t.Errorf("-redis %s: %v idle connections (%v), want 2, as the URL says", flag, o.MinIdleConns, err)
+		}
+	}
+}
+
+// TestWarmRedisDialsBeforeTheFirstRequest: after warmRedis the client
+// holds a connection to each master (the node, outside a Cluster) before
+// any request; a Redis that refuses connections delays the start by a
+// dial, not more.
+func TestWarmRedisDialsBeforeTheFirstRequest(t *testing.T) {
+	for _, tt := range []struct{ env, want string }{
+		{"RATELIMIT_REDIS_ADDR", "node"},
+		{"RATELIMIT_REDIS_CLUSTER_ADDRS", "cluster"},
+	} {
+		t.Run(tt.want, func(t *testing.T) {
+			addrs := os.Getenv(tt.env)
+			if addrs == "" {
+				t.Skip("set " + tt.env + " to reach a real server (.ci/run does)")
+			}
+			o, err := redisOptions(addrs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.MinIdleConns = 0 // the connections counted are warmRedis's alone
+			c := goredis.NewUniversalClient(o)
+			defer c.Close()
+			masters := 1
+			if cc, ok := c.(*goredis.ClusterClient); ok {
+				seen := map[string]bool{}
+				for _, r := range cc.ClusterSlots(context.Background()).Val() {
+					seen[r.Nodes[0].Addr] = true
+				}
+				masters = len(seen)
+				cc.Close()
+				c = goredis.NewUniversalClient(o)
+			}
+			warmRedis(c)
+			if got := int(poolStats(c).TotalConns); got < masters {
+				t.Errorf("%d connections after warmRedis, want one to each of %d masters", got, masters)
+			}
+		})
+	}
+	t.Run("refused", func(t *testing.T) {
+		o, err := redisOptions("127.0.0.1:1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := goredis.NewUniversalClient(o)
+		defer c.Close()
+		start := time.Now()
+		warmRedis(c)
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("warmRedis of a refusing address took %v, want at most its second", d)
+		}
+	})
+}
+
+// poolStats is c's pool statistics, summed over a Cluster's nodes.
+func poolStats(c goredis.UniversalClient) *goredis.PoolStats {
+	switch c := c.(type) {
+	case *goredis.ClusterClient:
+		return c.PoolStats()
+	case *goredis.Client:
+		return c.PoolStats()
+	}
+	return &goredis.PoolStats{}
 }
 
 func TestRedisFlagRefusesBadAddresses(t *testing.T) {
