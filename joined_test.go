@@ -16,21 +16,50 @@ import (
 // there are (the limiter's key cache holds 4,096).
 func TestLimiterOnMemoryMakesNoKey(t *testing.T) {
 	skipUnderRace(t)
-	ctx := context.Background()
-	l, _ := apiLimiter(t)
-	keys := make([]string, 10_000)
-	for i := range keys {
-		keys[i] = "user-" + strconv.Itoa(i)
-		if _, err := l.Allow(ctx, keys[i]); err != nil {
+	for _, tt := range []struct {
+		name string
+		opts []ratelimit.Option
+	}{
+		{"alone", nil},
+		// an observer not told the keys reads none
+		{"observed", []ratelimit.Option{ratelimit.WithObserver(ratelimit.Observer{Decision: func(ratelimit.Decision) {}})}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			l, _ := apiLimiter(t, tt.opts...)
+			keys := make([]string, 10_000)
+			for i := range keys {
+				keys[i] = "user-" + strconv.Itoa(i)
+				if _, err := l.Allow(ctx, keys[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			i := 0
+			if n := testing.AllocsPerRun(len(keys)-1, func() {
+				l.Allow(ctx, keys[i])
+				i++
+			}); n != 0 {
+				t.Errorf("Allow of keys the store holds: %v allocations a decision, want 0", n)
+			}
+		})
+	}
+}
+
+// TestAnObserverToldKeysSeesTheStoreKey: an observer told the keys
+// (Observer.Keys) gets a decision's store key, joined, however the store
+// is asked.
+func TestAnObserverToldKeysSeesTheStoreKey(t *testing.T) {
+	var seen []string
+	l, _ := apiLimiter(t, ratelimit.WithObserver(ratelimit.Observer{Keys: true, Decision: func(d ratelimit.Decision) {
+		seen = append(seen, d.Key)
+	}}))
+	for range 2 {
+		if _, err := l.Allow(context.Background(), "user-0"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	i := 0
-	if n := testing.AllocsPerRun(len(keys)-1, func() {
-		l.Allow(ctx, keys[i])
-		i++
-	}); n != 0 {
-		t.Errorf("Allow of keys the store holds: %v allocations a decision, want 0", n)
+	if len(seen) != 2 || seen[0] != "api/user-0" || seen[1] != "api/user-0" {
+		t.Errorf("the observer saw keys %q, want api/user-0 twice", seen)
 	}
 }
 
@@ -75,11 +104,11 @@ func TestLimiterOnMemoryKeepsOneBudgetAKey(t *testing.T) {
 }
 
 // apiLimiter is a limiter named "api" of 5 per hour on a memory store of
-// its own.
-func apiLimiter(t *testing.T) (*ratelimit.Limiter, *memory.Store) {
+// its own, with opts.
+func apiLimiter(t *testing.T, opts ...ratelimit.Option) (*ratelimit.Limiter, *memory.Store) {
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
-	l, err := ratelimit.New(store, ratelimit.PerHour(5), ratelimit.WithName("api"))
+	l, err := ratelimit.New(store, ratelimit.PerHour(5), append([]ratelimit.Option{ratelimit.WithName("api")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,11 +101,11 @@ type joiner interface {
 // joinerOf returns store as a joiner if the limiter's takes can leave
 // their key to it: a Local store called without a time budget, one
 // policy, and nothing beside the store call that reads a take's key (no
-// blocks, deny cache, debts, fallback or observer).
+// blocks, deny cache, debts, fallback, or observer told the keys).
 func (l *Limiter) joinerOf(store Store) joiner {
 	j, ok := store.(joiner)
 	if !ok || !isLocal(store) || l.budget != nil || len(l.policies) > 1 || l.blockFor > 0 ||
-		l.denies != nil || l.debts != nil || l.fallback != nil || l.observer.Decision != nil {
+		l.denies != nil || l.debts != nil || l.fallback != nil || l.observer.Decision != nil && l.observer.Keys {
 		return nil
 	}
 	return j
