@@ -88,7 +88,8 @@ func (l *Limiter) applyBlocks(ctx context.Context, p *pass) {
 // time budget; if it fails, the denial stands alone.
 func (l *Limiter) startBlock(ctx context.Context, p *pass, i int) {
 	bt, res := &p.all[len(p.takes)+i], &p.results[i]
-	if _, err := allowWithin(ctx, l.budget, l.store, bt.Key, bt.Limit, 1); err == nil {
+	var block Result
+	if err := allowWithin(ctx, l.budget, l.store, bt.Key, bt.Limit, 1, &block); err == nil {
 		res.RetryAfter = max(res.RetryAfter, bt.Limit.Period)
 		res.ResetAfter = res.RetryAfter // the headers describe the block
 	}

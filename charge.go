@@ -90,12 +90,11 @@ func (l *Limiter) takeDebt(ctx context.Context, sk string, limit Limit, n int) e
 		_, err = reserveWithin(ctx, l.budget, rs, sk, limit, n, bound)
 		return err
 	}
-	res, err := allowWithin(ctx, l.budget, l.store, sk, limit, n)
-	if err != nil || res.Allowed || res.Remaining == 0 {
+	var res Result
+	if err := allowWithin(ctx, l.budget, l.store, sk, limit, n, &res); err != nil || res.Allowed || res.Remaining == 0 {
 		return err
 	}
-	_, err = allowWithin(ctx, l.budget, l.store, sk, limit, min(n, res.Remaining))
-	return err
+	return allowWithin(ctx, l.budget, l.store, sk, limit, min(n, res.Remaining), &res)
 }
 
 // owe keeps the charge of p that the store could not take: on the

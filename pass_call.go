@@ -22,17 +22,12 @@ func (l *Limiter) call(ctx context.Context, p *pass) error {
 	}
 	if len(p.all) == 1 {
 		t := &p.all[0]
-		var err error
 		if t.Key == "" { // the store joins it (pass_keys.go)
+			var err error
 			p.results[0], err = l.joiner.AllowJoined(ctx, l.policies[0].prefix, p.client, t.Limit, t.N)
 			return err
 		}
-		if l.budget == nil { // a Local store, or no bound: the call as it is, its Result copied once
-			p.results[0], err = l.store.AllowN(ctx, t.Key, t.Limit, t.N)
-			return err
-		}
-		p.results[0], err = allowWithin(ctx, l.budget, l.store, t.Key, t.Limit, t.N)
-		return err
+		return allowWithin(ctx, l.budget, l.store, t.Key, t.Limit, t.N, &p.results[0])
 	}
 	return allowAllWithin(ctx, l.budget, l.store, p.all, p.allRes)
 }

