@@ -63,6 +63,13 @@ type shard struct {
 	_       [64]byte               // keep hot locks on separate cache lines
 }
 
+// checked reports whether a call of n tokens of key under limit needs no
+// validation: limit is the shard's last, which passed it, key is not
+// empty and n fits the limit.
+func (sh *shard) checked(key string, limit ratelimit.Limit, n int) bool {
+	return limit == sh.last.limit && key != "" && n >= 0 && n <= sh.last.capacity
+}
+
 // lastLimit is a limit that passed ratelimit.ValidateCall, with what the
 // shard derives from it, so that the next call under the same limit (the
 // usual case) neither validates it again nor derives it again.
@@ -122,7 +129,7 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if limit != sh.last.limit || key == "" || n < 0 || n > sh.last.capacity {
+	if !sh.checked(key, limit, n) {
 		if err := ratelimit.ValidateCall(key, limit, n); err != nil {
 			return ratelimit.Result{}, err
 		}
@@ -169,7 +176,7 @@ func (s *Store) AllowJoined(ctx context.Context, prefix, key string, limit ratel
 	h := s.hashJoined(prefix, key, limit.Algorithm)
 	sh := &s.shards[h>>s.shift]
 	sh.mu.Lock()
-	if limit == sh.last.limit && limit.Algorithm == ratelimit.TokenBucket && key != "" && n >= 0 && n <= sh.last.capacity && ctx.Err() == nil {
+	if sh.checked(key, limit, n) && limit.Algorithm == ratelimit.TokenBucket && ctx.Err() == nil {
 		if i, found := sh.cells.find(h); found {
 			sh.takeHeld(i, s.now(), limit, n, &res)
 			sh.mu.Unlock()

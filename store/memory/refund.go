@@ -23,7 +23,7 @@ func (s *Store) RefundN(ctx context.Context, key string, limit ratelimit.Limit, 
 	sh := &s.shards[h>>s.shift]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if limit != sh.last.limit || key == "" || n < 0 || n > sh.last.capacity || age < 0 {
+	if !sh.checked(key, limit, n) || age < 0 {
 		if err := ratelimit.ValidateRefund(key, limit, n, age); err != nil {
 			return ratelimit.Result{}, err
 		}

@@ -18,7 +18,7 @@ func (s *Store) ReserveN(ctx context.Context, key string, limit ratelimit.Limit,
 	sh := &s.shards[h>>s.shift]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if limit != sh.last.limit || key == "" || n < 0 || n > sh.last.capacity || maxWait < 0 || limit.Algorithm != ratelimit.TokenBucket {
+	if !sh.checked(key, limit, n) || maxWait < 0 || limit.Algorithm != ratelimit.TokenBucket {
 		if err := ratelimit.ValidateReserve(key, limit, n, maxWait); err != nil {
 			return ratelimit.Reservation{}, err
 		}
