@@ -11,7 +11,7 @@ import (
 )
 
 // TestLimiterOnMemoryMakesNoKey: on the memory store a Limiter leaves a
-// key it keeps as it is to the store to join (AllowJoined), so that a
+// key it keeps as it is to the store to join (AllowJoinedTo), so that a
 // decision allocates nothing for a key the store holds, however many keys
 // there are (the limiter's key cache holds 4,096).
 func TestLimiterOnMemoryMakesNoKey(t *testing.T) {

@@ -23,9 +23,7 @@ func (l *Limiter) call(ctx context.Context, p *pass) error {
 	if len(p.all) == 1 {
 		t := &p.all[0]
 		if t.Key == "" { // the store joins it (pass_keys.go)
-			var err error
-			p.results[0], err = l.joiner.AllowJoined(ctx, l.policies[0].prefix, p.client, t.Limit, t.N)
-			return err
+			return l.joiner.AllowJoinedTo(ctx, l.policies[0].prefix, p.client, &t.Limit, t.N, &p.results[0])
 		}
 		return allowWithin(ctx, l.budget, l.store, t.Key, t.Limit, t.N, &p.results[0])
 	}

@@ -93,3 +93,19 @@ func ExampleStore_AllowJoined() {
 	fmt.Println(res.Remaining)
 	// Output: 6
 }
+
+// AllowJoinedTo is AllowJoined writing its Result where it is told: a
+// caller that keeps its Results (as a Limiter keeps its pass's) copies
+// none.
+func ExampleStore_AllowJoinedTo() {
+	store := memory.New()
+	defer store.Close()
+	ctx, limit := context.Background(), ratelimit.PerMinute(10)
+
+	var res ratelimit.Result
+	if err := store.AllowJoinedTo(ctx, "api/", "client-1", &limit, 3, &res); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println(res.Allowed, res.Remaining)
+	// Output: true 7
+}

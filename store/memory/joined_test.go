@@ -11,10 +11,23 @@ import (
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
+// dirty is a Result no decision makes: AllowJoinedTo must overwrite all
+// of it.
+var dirty = ratelimit.Result{Allowed: true, Limit: ratelimit.PerSecond(99), Remaining: -7, RetryAfter: -1, ResetAfter: -1}
+
+// joinedTo is AllowJoinedTo as a call that returns its Result, given res
+// dirty first.
+func joinedTo(store *memory.Store, ctx context.Context, prefix, key string, limit ratelimit.Limit, n int) (ratelimit.Result, error) {
+	res := dirty
+	err := store.AllowJoinedTo(ctx, prefix, key, &limit, n, &res)
+	return res, err
+}
+
 // TestAllowJoinedIsAllowNOfTheJoin: a key given in two parts has the
 // budget of the joined key, for every algorithm and for keys that cross
-// the hash's 128-byte blocks at any point, and AllowJoined refuses what
-// AllowN refuses.
+// the hash's 128-byte blocks at any point, and AllowJoined and
+// AllowJoinedTo refuse what AllowN refuses, AllowJoinedTo leaving nothing
+// of what res held.
 func TestAllowJoinedIsAllowNOfTheJoin(t *testing.T) {
 	ctx := context.Background()
 	long := strings.Repeat("x", 300)
@@ -30,17 +43,20 @@ func TestAllowJoinedIsAllowNOfTheJoin(t *testing.T) {
 			{long, long[:50]},
 		} {
 			store := memory.New()
-			for i := range 5 {
-				// alternately in parts and whole: one budget
+			for i := range 7 {
+				// in parts, in place, whole, in turn: one budget
 				var res ratelimit.Result
 				var err error
-				if i%2 == 0 {
+				switch i % 3 {
+				case 0:
 					res, err = store.AllowJoined(ctx, tt.prefix, tt.key, limit, 1)
-				} else {
+				case 1:
+					res, err = joinedTo(store, ctx, tt.prefix, tt.key, limit, 1)
+				default:
 					res, err = store.AllowN(ctx, tt.prefix+tt.key, limit, 1)
 				}
-				if err != nil || res.Allowed != (i < 4) || res.Allowed && res.Remaining != 3-i {
-					t.Fatalf("%v, %d+%d bytes, take %d: %+v %v; want allowed %v, remaining %d", alg, len(tt.prefix), len(tt.key), i, res, err, i < 4, 3-i)
+				if err != nil || res.Allowed != (i < 4) || res.Remaining != max(3-i, 0) || res.Limit != limit || res.Allowed != (res.RetryAfter == 0) {
+					t.Fatalf("%v, %d+%d bytes, take %d: %+v %v; want allowed %v, remaining %d", alg, len(tt.prefix), len(tt.key), i, res, err, i < 4, max(3-i, 0))
 				}
 			}
 			if store.Len() != 1 {
@@ -63,9 +79,13 @@ func TestAllowJoinedIsAllowNOfTheJoin(t *testing.T) {
 		{"api/", "k", ratelimit.PerMinute(1), 2, ratelimit.ErrCostExceedsCapacity},
 	} {
 		_, err := store.AllowJoined(ctx, tt.prefix, tt.key, tt.limit, tt.n)
+		res, errTo := joinedTo(store, ctx, tt.prefix, tt.key, tt.limit, tt.n)
 		_, whole := store.AllowN(ctx, tt.prefix+tt.key, tt.limit, tt.n)
 		if !errors.Is(err, tt.want) || err.Error() != whole.Error() {
 			t.Errorf("AllowJoined(%q, %q, %v, %d) = %v; want %v, as AllowN's %v", tt.prefix, tt.key, tt.limit, tt.n, err, tt.want, whole)
+		}
+		if !errors.Is(errTo, tt.want) || errTo.Error() != whole.Error() || res != (ratelimit.Result{}) {
+			t.Errorf("AllowJoinedTo(%q, %q, %v, %d) = %+v, %v; want the zero Result and %v, as AllowN's %v", tt.prefix, tt.key, tt.limit, tt.n, res, errTo, tt.want, whole)
 		}
 	}
 }
@@ -78,8 +98,10 @@ func TestAllowJoinedAllocatesNothing(t *testing.T) {
 	ctx, limit := context.Background(), ratelimit.PerHour(1000)
 	keys := []string{"a", "b", "c", "d"}
 	i := 0
+	var res ratelimit.Result
 	if n := testing.AllocsPerRun(100, func() {
 		store.AllowJoined(ctx, "api/", keys[i%len(keys)], limit, 1)
+		store.AllowJoinedTo(ctx, "api/", keys[i%len(keys)], &limit, 1, &res)
 		i++
 	}); n != 0 {
 		t.Errorf("%v allocations a decision, want 0", n)
