@@ -165,11 +165,11 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 }
 
 // AllowJoined is AllowN(ctx, prefix+key, limit, n) without the join: the
-// same key and budget. A [ratelimit.Limiter] on the store calls it with
-// its namespace as prefix, for a key it keeps as it is, so that a decision
-// of a token bucket the store holds makes no key; anything else (a new
-// key, another algorithm, a limit or cost the shard has not checked)
-// joins the key and is AllowN's. Like AllowN, it bounds no key: the
+// same key and budget. A [ratelimit.Limiter] on the store calls it (as
+// AllowJoinedTo) with its namespace as prefix, for a key it keeps as it
+// is, so that a decision of a token bucket the store holds makes no key;
+// anything else (a new key, another algorithm, a limit or cost the shard
+// has not checked) joins the key and is AllowN's. Like AllowN, it bounds no key: the
 // store keeps a key's 64-bit keyed hash, never the key, and the limiter
 // bounds what a request chooses (ratelimit.MaxKeyLen).
 func (s *Store) AllowJoined(ctx context.Context, prefix, key string, limit ratelimit.Limit, n int) (res ratelimit.Result, err error) {
@@ -182,7 +182,7 @@ func (s *Store) AllowJoined(ctx context.Context, prefix, key string, limit ratel
 // with an error). It is what a [ratelimit.Limiter] on the store calls:
 // passing the 48-byte Limit and the 80-byte Result by value across the
 // call cost a decision about 14 ns, a fifth of what a Limiter adds to
-// the store's own. The store keeps neither pointer.
+// the store's own. Neither pointer may be nil; the store keeps neither.
 func (s *Store) AllowJoinedTo(ctx context.Context, prefix, key string, limit *ratelimit.Limit, n int, res *ratelimit.Result) (err error) {
 	h := s.hashJoined(prefix, key, limit.Algorithm)
 	sh := &s.shards[h>>s.shift]
