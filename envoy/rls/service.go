@@ -5,12 +5,10 @@ import (
 	"errors"
 	"math"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	rlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	pb "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"github.com/ratelimit-go/ratelimit"
 	"google.golang.org/grpc/codes"
@@ -81,16 +79,6 @@ func (s *Service) SetConfig(cfg *Config) { s.config.Store(cfg) }
 // Config returns the rules in force, nil if none was loaded.
 func (s *Service) Config() *Config { return s.config.Load() }
 
-// descriptor is what a request's descriptor needs decided.
-type descriptor struct {
-	rule      *Rule
-	unlimited bool
-	hits      uint64
-	negative  bool
-	take      int  // index of its take; -1 for none
-	over      bool // over before any store call: a rate of 0, hits above capacity
-}
-
 // ShouldRateLimit decides a request as envoyproxy/ratelimit does; see the
 // package's README for where it differs. An empty domain or no
 // descriptors is an Unknown error, as in the reference.
@@ -124,6 +112,9 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *pb.RateLimitRequest)
 			}
 		}
 	}
+	for i := range ds {
+		ds[i].setLater(takes)
+	}
 	if len(takes) > 0 {
 		if _, err := decide(ctx, takes, results); err != nil {
 			if ctx.Err() != nil {
@@ -143,114 +134,6 @@ func isCallError(err error) bool {
 	return errors.Is(err, ratelimit.ErrInvalidLimit) || errors.Is(err, ratelimit.ErrInvalidCost) ||
 		errors.Is(err, ratelimit.ErrCostExceedsCapacity) || errors.Is(err, ratelimit.ErrEmptyKey) ||
 		errors.Is(err, ratelimit.ErrDuplicateKey) || errors.Is(err, ratelimit.ErrBadConfig)
-}
-
-// plan finds each descriptor's rule and hits, and the takes and refunds
-// they make: one take per distinct budget.
-func (s *Service) plan(cfg *Config, req *pb.RateLimitRequest) ([]descriptor, []ratelimit.Take, []ratelimit.Take) {
-	ds := make([]descriptor, len(req.GetDescriptors()))
-	replaced := map[string]bool{}
-	keys := make([]string, len(ds))
-	for i, d := range req.GetDescriptors() {
-		rule, shared := cfg.lookup(req.GetDomain(), d)
-		ds[i] = descriptor{rule: rule, take: -1, hits: hits(req, d), negative: d.GetIsNegativeHits()}
-		if rule == nil {
-			continue
-		}
-		for _, r := range rule.Replaces {
-			replaced[r] = true
-		}
-		if rule.Unlimited {
-			ds[i].unlimited, ds[i].rule = true, nil
-			continue
-		}
-		keys[i] = budgetKey(req.GetDomain(), d, shared, rule.sig)
-	}
-	var takes, refunds []ratelimit.Take
-	byKey := map[string]int{}
-	for i := range ds {
-		d := &ds[i]
-		if d.rule == nil {
-			continue
-		}
-		if d.rule.Name != "" && replaced[d.rule.Name] {
-			d.rule = nil
-			continue
-		}
-		if d.rule.Limit.Rate == 0 { // refuses every hit, as the reference's 0 per unit
-			d.over = true
-			continue
-		}
-		capacity := uint64(d.rule.Limit.Capacity())
-		n := d.hits
-		if d.negative {
-			refunds = append(refunds, ratelimit.Take{Key: keys[i], Limit: d.rule.Limit, N: int(min(n, capacity))})
-			n = 0
-		}
-		if n > capacity {
-			d.over, n = true, capacity
-		}
-		if j, ok := byKey[keys[i]]; ok { // one budget twice in a request: one take of both costs
-			takes[j].N = min(takes[j].N+int(n), int(capacity))
-			d.take = j
-			continue
-		}
-		d.take = len(takes)
-		byKey[keys[i]] = d.take
-		takes = append(takes, ratelimit.Take{Key: keys[i], Limit: d.rule.Limit, N: int(n)})
-	}
-	if s.opts.StopIncrementWhenOverLimit || len(refunds) == 0 {
-		return ds, takes, refunds
-	}
-	return ds, takes, dedupe(refunds)
-}
-
-// dedupe sums the refunds of one budget.
-func dedupe(ts []ratelimit.Take) []ratelimit.Take {
-	out := ts[:0]
-	for _, t := range ts {
-		merged := false
-		for j := range out {
-			if out[j].Key == t.Key {
-				out[j].N = min(out[j].N+t.N, t.Limit.Capacity())
-				merged = true
-				break
-			}
-		}
-		if !merged {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// hits is a descriptor's hits: its own hits_addend when set (0: check
-// only), else the request's, at least 1.
-func hits(req *pb.RateLimitRequest, d *rlv3.RateLimitDescriptor) uint64 {
-	if h := d.GetHitsAddend(); h != nil {
-		return h.GetValue()
-	}
-	return uint64(max(1, req.GetHitsAddend()))
-}
-
-// budgetKey is the client key of a descriptor's budget: the reference's
-// cache key without its window, and the rule's signature.
-func budgetKey(domain string, d *rlv3.RateLimitDescriptor, shared []string, sig string) string {
-	var b strings.Builder
-	b.WriteString(domain)
-	b.WriteByte('_')
-	for i, e := range d.GetEntries() {
-		b.WriteString(e.GetKey())
-		b.WriteByte('_')
-		v := e.GetValue()
-		if i < len(shared) && shared[i] != "" {
-			v = shared[i]
-		}
-		b.WriteString(v)
-		b.WriteByte('_')
-	}
-	b.WriteString(sig)
-	return b.String()
 }
 
 // answer makes the response of the decided descriptors.
@@ -308,7 +191,7 @@ func (s *Service) status(d descriptor, results []ratelimit.Result, now time.Time
 	if d.over || d.take < 0 || !res.Allowed {
 		st.Code = pb.RateLimitResponse_OVER_LIMIT
 	} else {
-		st.LimitRemaining = uint32(min(res.Remaining, math.MaxUint32))
+		st.LimitRemaining = uint32(min(res.Remaining+d.later, math.MaxUint32))
 	}
 	st.DurationUntilReset = durationpb.New(untilReset(d.rule, res, now))
 	if st.Code == pb.RateLimitResponse_OVER_LIMIT && d.rule.ShadowMode {

@@ -138,6 +138,29 @@ func TestShouldRateLimit(t *testing.T) {
 			{request("test", desc("tenant=t2")), "OK: OK/0"},
 			{request("test", desc("tenant=t3")), "OVER_LIMIT: OVER_LIMIT/0"},
 		}},
+		// As the reference counts them, in turn: the descriptors past the
+		// capacity are over, each remaining what is left after it.
+		{"one budget named several times: the descriptors past its capacity are over", Options{}, []step{
+			{request("test", desc("user=u"), desc("user=u"), desc("user=u"), desc("user=u"), desc("user=u")),
+				"OVER_LIMIT: OK/2 OK/1 OK/0 OVER_LIMIT/0 OVER_LIMIT/0"},
+			{request("test", withHits(desc("user=u"), 0)), "OK: OK/0"}, // the window is full
+			{request("test", desc("user=u")), "OVER_LIMIT: OVER_LIMIT/0"},
+		}},
+		{"one budget named several times within its capacity: one take of their hits", Options{}, []step{
+			{request("test", desc("user=u"), withHits(desc("user=u"), 2)), "OK: OK/2 OK/0"},
+			{request("test", desc("user=u")), "OVER_LIMIT: OVER_LIMIT/0"},
+		}},
+		{"with StopIncrementWhenOverLimit, one budget named past its capacity takes nothing", Options{StopIncrementWhenOverLimit: true}, []step{
+			{request("test", desc("user=u"), desc("user=u"), desc("user=u"), desc("user=u")),
+				"OVER_LIMIT: OK/3 OK/3 OK/3 OVER_LIMIT/0"},
+			{request("test", desc("user=u"), desc("user=u"), desc("user=u")), "OK: OK/2 OK/1 OK/0"},
+		}},
+		{"a token bucket asked past its capacity takes nothing, in one descriptor or several", Options{}, []step{
+			{request("test", withHits(desc("bucket=b"), 5)), "OVER_LIMIT: OVER_LIMIT/0"},
+			{request("test", desc("bucket=b"), desc("bucket=b"), desc("bucket=b"), desc("bucket=b"), desc("bucket=b")),
+				"OVER_LIMIT: OK/4 OK/4 OK/4 OK/4 OVER_LIMIT/0"},
+			{request("test", withHits(desc("bucket=b"), 4)), "OK: OK/0"},
+		}},
 		{"a token bucket takes nothing when it refuses", Options{}, []step{
 			{request("test", withHits(desc("bucket=b"), 3)), "OK: OK/1"},
 			{request("test", withHits(desc("bucket=b"), 2)), "OVER_LIMIT: OVER_LIMIT/0"},

@@ -93,6 +93,17 @@ func cases(stop bool) []tcase {
 			{descs: []string{"client=c#1", "path=/login#3"}},
 			aboveCapacity,
 		}},
+		// One budget named several times in a request: counted in turn, as
+		// the reference counts them; with stop, ratelimitd takes nothing of
+		// a request that goes over (the README's row).
+		{name: "one budget named several times", domain: "multi", window: time.Hour, steps: []step{
+			stopped(stop, step{descs: []string{"client=d", "client=d", "client=d", "client=d"}},
+				"OVER_LIMIT: OK/2 OK/1 OK/0 OVER_LIMIT/0", "OVER_LIMIT: OK/3 OK/3 OK/3 OVER_LIMIT/0"),
+			stopped(stop, step{descs: []string{"client=d"}}, "OVER_LIMIT: OVER_LIMIT/0", "OK: OK/2"),
+			stopped(stop, step{descs: []string{"client=e#2", "client=e#2"}},
+				"OVER_LIMIT: OK/1 OVER_LIMIT/0", "OVER_LIMIT: OK/3 OVER_LIMIT/0"),
+			stopped(stop, step{descs: []string{"client=e"}}, "OVER_LIMIT: OVER_LIMIT/0", "OK: OK/2"),
+		}},
 		{name: "limit override", domain: "multi", window: time.Hour, steps: rep(3, step{descs: []string{"client=o@2/HOUR", "path=/login@1/DAY"}})},
 		{name: "unit second", domain: "units", window: time.Second, steps: rep(3, step{descs: []string{"s=x"}})},
 		// The shortest window of the request is s's second, not m's minute:
