@@ -206,6 +206,7 @@ func (p *parser) nameLimits(r *Rule, limits *pair, at place) error {
 		}
 		taken[l.Name] = true
 	}
+	next := map[string]int{} // a base's next suffix to try: a rule of n limits of one period names them in O(n)
 	for j := 1; j < len(r.Limits); j++ {
 		l := &r.Limits[j]
 		if l.Name != "" {
@@ -219,8 +220,9 @@ func (p *parser) nameLimits(r *Rule, limits *pair, at place) error {
 			base = base[:60]
 		}
 		name := base
-		for k := 2; taken[name]; k++ {
+		for k := max(next[base], 2); taken[name]; k++ {
 			name = base + "-" + strconv.Itoa(k)
+			next[base] = k + 1
 		}
 		l.Name = name
 		taken[name] = true
