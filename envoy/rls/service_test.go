@@ -66,6 +66,11 @@ type step struct {
 func TestShouldRateLimit(t *testing.T) {
 	override := desc("user=u")
 	override.Limit = &rlv3.RateLimitDescriptor_RateLimitOverride{RequestsPerUnit: 1, Unit: typev3.RateLimitUnit_MINUTE}
+	huge := func() *rlv3.RateLimitDescriptor { // more than ratelimit.MaxRate a minute
+		d := desc("user=u")
+		d.Limit = &rlv3.RateLimitDescriptor_RateLimitOverride{RequestsPerUnit: math.MaxUint32, Unit: typev3.RateLimitUnit_MINUTE}
+		return d
+	}
 	negative := withHits(desc("user=u"), 2)
 	negative.IsNegativeHits = true
 	cases := []struct {
@@ -104,6 +109,10 @@ func TestShouldRateLimit(t *testing.T) {
 		{"the request's limit override", Options{}, []step{
 			{request("test", override), "OK: OK/0"},
 			{request("test", override), "OVER_LIMIT: OVER_LIMIT/0"},
+		}},
+		{"a limit override the library cannot hold leaves the descriptor without a limit", Options{}, []step{
+			{request("test", huge(), desc("route=r")), "OK: OK/0 OK/4"},
+			{request("test", withHits(huge(), math.MaxUint32)), "OK: OK/0"},
 		}},
 		{"shadow_mode answers OK over its limit", Options{}, []step{
 			{request("test", desc("shadow=s")), "OK: OK/0"},
