@@ -153,21 +153,42 @@ func hits(req *pb.RateLimitRequest, d *rlv3.RateLimitDescriptor) uint64 {
 }
 
 // budgetKey is the client key of a descriptor's budget: the reference's
-// cache key without its window, and the rule's signature.
+// cache key without its window (domain_key_value_..._), and the rule's
+// signature, each part escaped (keyPart) so that no two descriptors share
+// a key: the reference's (k1=a_k2_b, k2=c) and (k1=a, k2=b_k2_c) do, and a
+// client that chooses a value could spend another's budget.
 func budgetKey(domain string, d *rlv3.RateLimitDescriptor, shared []string, sig string) string {
 	var b strings.Builder
-	b.WriteString(domain)
-	b.WriteByte('_')
+	keyPart(&b, domain)
 	for i, e := range d.GetEntries() {
-		b.WriteString(e.GetKey())
-		b.WriteByte('_')
+		keyPart(&b, e.GetKey())
 		v := e.GetValue()
 		if i < len(shared) && shared[i] != "" {
 			v = shared[i]
 		}
-		b.WriteString(v)
-		b.WriteByte('_')
+		keyPart(&b, v)
 	}
-	b.WriteString(sig)
+	escape(&b, sig) // last: no '_' after it, so a key without '_' or '\' in its parts is as before
 	return b.String()
+}
+
+// keyPart writes s to b escaped, and a '_': a part ends at the first '_'
+// that has no '\' before it.
+func keyPart(b *strings.Builder, s string) {
+	escape(b, s)
+	b.WriteByte('_')
+}
+
+// escape writes s to b with a '\' before every '_' and '\' in it.
+func escape(b *strings.Builder, s string) {
+	if !strings.ContainsAny(s, "_\\") {
+		b.WriteString(s)
+		return
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '_' || s[i] == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
 }

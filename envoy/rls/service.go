@@ -100,31 +100,23 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *pb.RateLimitRequest)
 		}
 	}
 	results := make([]ratelimit.Result, len(takes))
-	decide := s.limiter.CountTakes // every hit counts, refused or not
+	var err error
 	if s.opts.StopIncrementWhenOverLimit {
-		decide = s.limiter.AllowTakes // a refused request takes nothing
-		for _, d := range ds {
-			if d.over { // refused already: take nothing
-				for i := range takes {
-					takes[i].N = 0
-				}
-				break
-			}
+		err = s.decideStop(ctx, ds, takes, results) // stop.go
+	} else if len(takes) > 0 {
+		_, err = s.limiter.CountTakes(ctx, takes, results) // every hit counts, refused or not
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, status.FromContextError(ctx.Err()).Err()
 		}
+		if isCallError(err) {
+			return nil, status.Error(codes.Internal, err.Error())
+		}
+		// Decided by the fallback or the failure policy: the results say.
 	}
 	for i := range ds {
 		ds[i].setLater(takes)
-	}
-	if len(takes) > 0 {
-		if _, err := decide(ctx, takes, results); err != nil {
-			if ctx.Err() != nil {
-				return nil, status.FromContextError(ctx.Err()).Err()
-			}
-			if isCallError(err) {
-				return nil, status.Error(codes.Internal, err.Error())
-			}
-			// Decided by the fallback or the failure policy: the results say.
-		}
 	}
 	return s.answer(req, ds, results), nil
 }

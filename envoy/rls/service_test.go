@@ -101,6 +101,23 @@ func TestShouldRateLimit(t *testing.T) {
 			{request("test", desc("user=u"), desc("route=r")), "OVER_LIMIT: OVER_LIMIT/0 OK/4"},
 			{request("test", desc("route=r")), "OK: OK/3"},
 		}},
+		// A descriptor whose going over refuses nothing does not stop the
+		// others from counting: the request passes, so it takes its hits.
+		{"with StopIncrementWhenOverLimit, a quota_mode descriptor over its limit stops no other from counting", Options{StopIncrementWhenOverLimit: true}, []step{
+			{request("test", desc("quota=q"), desc("user=u")), "OK: OK/0 OK/2"},
+			{request("test", desc("quota=q"), desc("user=u")), "OK: OK/0 OK/1"},
+			{request("test", desc("quota=q"), desc("user=u")), "OK: OK/0 OK/0"},
+			{request("test", desc("quota=q"), desc("user=u")), "OVER_LIMIT: OK/0 OVER_LIMIT/0"},
+		}},
+		{"with StopIncrementWhenOverLimit, a shadow_mode descriptor over its limit stops no other from counting", Options{StopIncrementWhenOverLimit: true}, []step{
+			{request("test", desc("shadow=s"), desc("user=u")), "OK: OK/0 OK/2"},
+			{request("test", desc("shadow=s"), withHits(desc("user=u"), 2)), "OK: OK/0 OK/0"},
+			{request("test", desc("shadow=s"), desc("user=u")), "OVER_LIMIT: OK/0 OVER_LIMIT/0"},
+		}},
+		{"with StopIncrementWhenOverLimit and the service in shadow mode, each descriptor counts alone", Options{StopIncrementWhenOverLimit: true, ShadowMode: true}, []step{
+			{request("test", withHits(desc("user=u"), 3), desc("route=r")), "OK: OK/0 OK/4"},
+			{request("test", desc("user=u"), desc("route=r")), "OK: OVER_LIMIT/0 OK/3"},
+		}},
 		{"is_negative_hits gives back, never above capacity", Options{}, []step{
 			{request("test", withHits(desc("user=u"), 3)), "OK: OK/0"},
 			{request("test", negative), "OK: OK/2"},
@@ -273,5 +290,51 @@ func TestWindowEnds(t *testing.T) {
 	resp, _ = s.ShouldRateLimit(context.Background(), request("test", desc("user=u")))
 	if got := summary(resp); got != "OK: OK/2" {
 		t.Errorf("after duration_until_reset: %s, want OK: OK/2", got)
+	}
+}
+
+// TestDescriptorsThatJoinAlikeKeepTheirOwnBudgets: values joined with '_'
+// as the reference joins them would make (k1=a_k2_b, k2=c) and (k1=a,
+// k2=b_k2_c) one budget, so a client choosing a value could spend
+// another's; escaped, each keeps its own.
+func TestDescriptorsThatJoinAlikeKeepTheirOwnBudgets(t *testing.T) {
+	const config = `
+domain: test
+descriptors:
+  - key: k1
+    descriptors:
+      - key: k2
+        rate_limit: {unit: hour, requests_per_unit: 2}
+`
+	s, _ := newTestService(t, config, Options{})
+	for _, tt := range []struct{ spend, other string }{
+		{"k1=a_k2_b,k2=c", "k1=a,k2=b_k2_c"},
+		{`k1=a\,k2=b`, `k1=a,k2=\b`},
+		{`k1=a\_,k2=b`, `k1=a\,k2=_b`},
+	} {
+		ctx := context.Background()
+		if resp, err := s.ShouldRateLimit(ctx, request("test", withHits(desc(tt.spend), 2))); err != nil || summary(resp) != "OK: OK/0" {
+			t.Fatalf("%s: %s %v, want OK: OK/0", tt.spend, summary(resp), err)
+		}
+		if resp, err := s.ShouldRateLimit(ctx, request("test", withHits(desc(tt.other), 0))); err != nil || summary(resp) != "OK: OK/2" {
+			t.Errorf("%s after %s spent its budget: %s %v, want OK: OK/2", tt.other, tt.spend, summary(resp), err)
+		}
+	}
+}
+
+// TestBudgetKeyEscapesOnlyWhatItMust: a descriptor without '_' or '\' in
+// its parts keeps the key it had before escaping (its count survives an
+// upgrade); the others' parts are escaped.
+func TestBudgetKeyEscapesOnlyWhatItMust(t *testing.T) {
+	for _, tt := range []struct {
+		domain, entries, sig, want string
+	}{
+		{"test", "user=bob,path=/a", "3", "test_user_bob_path_/a_3"},
+		{"test", "k1=a_k2_b,k2=c", "3", `test_k1_a\_k2\_b_k2_c_3`},
+		{"my_domain", `k=a\b`, "4zAmerica/New_York", `my\_domain_k_a\\b_4zAmerica/New\_York`},
+	} {
+		if got := budgetKey(tt.domain, desc(tt.entries), nil, tt.sig); got != tt.want {
+			t.Errorf("budgetKey(%q, %q, %q) = %q, want %q", tt.domain, tt.entries, tt.sig, got, tt.want)
+		}
 	}
 }

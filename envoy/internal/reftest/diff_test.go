@@ -38,6 +38,20 @@ func stopped(stop bool, s step, ref, ours string) step {
 	return s
 }
 
+// modesOver is four requests of a descriptor whose going over refuses
+// nothing (quota_mode, shadow_mode; 1 an hour) beside one of 3 an hour:
+// alike without stop; with stop the reference stops counting the second
+// once the first is over, and ratelimitd does not.
+func modesOver(stop bool, soft, hard string) []step {
+	s := step{descs: []string{soft, hard}}
+	return []step{
+		s,
+		stopped(stop, s, "OK: OK/0 OK/2", "OK: OK/0 OK/1"),
+		stopped(stop, s, "OK: OK/0 OK/2", "OK: OK/0 OK/0"),
+		stopped(stop, s, "OK: OK/0 OK/2", "OVER_LIMIT: OK/0 OVER_LIMIT/0"),
+	}
+}
+
 // cases are the streams both services answer alike, but for the
 // README's documented differences; stop is
 // STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT.
@@ -104,6 +118,21 @@ func cases(stop bool) []tcase {
 				"OVER_LIMIT: OK/1 OVER_LIMIT/0", "OVER_LIMIT: OK/3 OVER_LIMIT/0"),
 			stopped(stop, step{descs: []string{"client=e"}}, "OVER_LIMIT: OVER_LIMIT/0", "OK: OK/2"),
 		}},
+		// README, default counting: a budget named several times in a request
+		// that cannot hold their sum: every one of them is over in
+		// ratelimitd, the reference answers OK to those that still fit.
+		{name: "one budget named several times, partly spent", domain: "multi", window: time.Hour, steps: []step{
+			{descs: []string{"client=f"}},
+			{descs: []string{"client=f", "client=f", "client=f"},
+				ref: "OVER_LIMIT: OK/1 OK/0 OVER_LIMIT/0", ours: "OVER_LIMIT: OVER_LIMIT/0 OVER_LIMIT/0 OVER_LIMIT/0"},
+		}},
+		// README: with stop, a quota_mode or shadow_mode descriptor over its
+		// limit stops the reference from counting the request's other
+		// descriptors, which then never refuse; ratelimitd counts them.
+		{name: "quota_mode and shadow_mode over their limits", domain: "modes", window: time.Hour, steps: seq(
+			modesOver(stop, "quota=z", "premium=z"),
+			modesOver(stop, "shadow=z", "premium=w"),
+		)},
 		{name: "limit override", domain: "multi", window: time.Hour, steps: rep(3, step{descs: []string{"client=o@2/HOUR", "path=/login@1/DAY"}})},
 		{name: "unit second", domain: "units", window: time.Second, steps: rep(3, step{descs: []string{"s=x"}})},
 		// The shortest window of the request is s's second, not m's minute:
