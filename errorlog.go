@@ -49,7 +49,7 @@ func (l *Limiter) logError(r *http.Request, err error) {
 	}
 	msg, policy := "ratelimit: request not decided by the store", l.failurePolicy()
 	switch {
-	case isCallError(err): // a bad cost, key or limit: answered 500, no failure policy
+	case isCallError(err) || errors.Is(err, ErrBadConfig): // a bad cost, key, limit or plan: answered 500, no failure policy
 		msg, policy = "ratelimit: request refused: its call cannot be decided", "refused (500)"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		msg += ": it refused the connection" // nothing listens there: down, or a wrong address

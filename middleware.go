@@ -155,17 +155,21 @@ func (l *Limiter) AllowN(ctx context.Context, key string, n int) (Result, error)
 }
 
 // decideKeyed is the outcome of a request (r nil for a call with no
-// *http.Request) whose takes p were keyed with keyErr: a bad key or
-// configuration answers at once; otherwise the pass decides n tokens,
-// with shaping, and the observer is told.
+// *http.Request) whose takes p were keyed with keyErr: a bad key answers
+// at once; a bad configuration too, as an error the observer is told of;
+// otherwise the pass decides n tokens, with shaping, and the observer is
+// told.
 func (l *Limiter) decideKeyed(ctx context.Context, r *http.Request, p *pass, keyErr error, n int) *outcome {
-	if keyErr != nil {
-		if errors.Is(keyErr, ErrBadConfig) {
-			return p.answer(outcome{end: badCost, err: keyErr, source: FromFailurePolicy})
-		}
+	var o *outcome
+	switch {
+	case keyErr == nil:
+		o = l.runShaped(ctx, n, p)
+	case errors.Is(keyErr, ErrBadConfig): // a programming error (an unknown plan...): 500, observed
+		clear(p.takes) // keyed in part, or by the pass's last use: no key to tell
+		o = p.answer(outcome{end: badCost, err: keyErr, source: FromFailurePolicy})
+	default:
 		return p.answer(outcome{end: badKey, err: keyErr})
 	}
-	o := l.runShaped(ctx, n, p)
 	if l.observer.Decision != nil {
 		l.observe(r, p, o)
 	}

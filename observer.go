@@ -86,13 +86,15 @@ type Decision struct {
 // Observer is told of what a limiter does, through optional functions: a
 // nil field costs nothing, after net/http/httptrace.ClientTrace. The
 // functions are called on the request's goroutine and must be quick and
-// safe for concurrent use. Package metrics/prometheus turns them into
-// metrics.
+// safe for concurrent use; one that blocks blocks the request, and one
+// that panics panics it, as a handler would (net/http then drops the
+// connection). Package metrics/prometheus turns them into metrics.
 type Observer struct {
 	// Decision is called once per decided request: allowed, denied, would
-	// deny, or not decided because the store failed or the cost was bad
-	// (Errored, from the failure policy: the store was not asked). Skipped requests and
-	// requests without a key (answered 4xx) are not decisions.
+	// deny, or Errored, from the failure policy: the store failed, or the
+	// request's cost or configuration was bad, such as a plan the policies
+	// lack (answered 500, the store not asked, no Key). Skipped requests
+	// and requests without a key (answered 4xx) are not decisions.
 	Decision func(Decision)
 	// BreakerChange is called when the limiter's [Breaker] changes state,
 	// while the breaker holds its lock: it must not call the breaker.
