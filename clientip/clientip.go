@@ -52,7 +52,12 @@ type config struct {
 // one of the prefixes (your load balancers, say
 // netip.MustParsePrefix("10.0.0.0/8")). The client is the right-most
 // address of that header that is not in a trusted prefix: addresses to its
-// left were written by the client and can be forged. No other header is
+// left were written by the client and can be forged. A hop that is not an
+// address (garbage, or a hidden Forwarded node such as for=unknown or
+// for=_hidden) ends the walk at the trusted hop to its right, the proxy
+// that wrote it, whose clients then share its budget; if every hop is
+// trusted, the client is the left-most (past 64 hops, [UnknownKey]). No
+// other header is
 // read: if your proxies set X-Real-IP or Forwarded and pass the client's
 // own X-Forwarded-For through, name their header with [Header], or
 // the client picks its own key.
