@@ -96,6 +96,14 @@ func ValidateTakes(takes []Take, results []Result) error {
 			return err
 		}
 	}
+	return distinctKeys(takes)
+}
+
+// distinctKeys returns an error wrapping [ErrDuplicateKey] that names the
+// first two takes of one key, nil if there are none: a map past 32 takes,
+// so that a request of thousands (an Envoy request's descriptors) costs
+// linear time.
+func distinctKeys(takes []Take) error {
 	if len(takes) > 32 {
 		seen := make(map[string]int, len(takes))
 		for i := range takes {

@@ -178,12 +178,10 @@ func (l *Limiter) fillTakes(p *pass, takes []Take) error {
 		if err != nil {
 			return err
 		}
-		for j := range i {
-			if p.takes[j].Key == sk {
-				return fmt.Errorf("ratelimit: AllowTakes: %w: takes %d and %d", ErrDuplicateKey, j, i)
-			}
-		}
 		p.takes[i], p.owed[i] = Take{Key: sk, Limit: t.Limit, N: t.N}, 0
+	}
+	if err := distinctKeys(p.takes); err != nil {
+		return fmt.Errorf("ratelimit: AllowTakes: %w", err)
 	}
 	return nil
 }

@@ -127,18 +127,14 @@ func addSat(a, b uint64) uint64 {
 // dedupe sums the refunds of one budget.
 func dedupe(ts []ratelimit.Take) []ratelimit.Take {
 	out := ts[:0]
+	at := make(map[string]int, len(ts)) // a request may hold thousands of descriptors
 	for _, t := range ts {
-		merged := false
-		for j := range out {
-			if out[j].Key == t.Key {
-				out[j].N = min(out[j].N+t.N, t.Limit.Capacity())
-				merged = true
-				break
-			}
+		if j, ok := at[t.Key]; ok {
+			out[j].N = min(out[j].N+t.N, t.Limit.Capacity())
+			continue
 		}
-		if !merged {
-			out = append(out, t)
-		}
+		at[t.Key] = len(out)
+		out = append(out, t)
 	}
 	return out
 }
