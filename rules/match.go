@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The matcher: which rules a request may reach, whatever the router behind
@@ -24,7 +26,8 @@ import (
 //  1. the path as ServeMux reads it;
 //  2. the decoded path (r.URL.Path), as ServeMux would read it unescaped;
 //  3. path.Clean of the decoded path;
-//  4. each of them in lower case, against the patterns in lower case.
+//  4. each of them in lower case, against the patterns in lower case
+//     (foldCase: as strings.ToLower and strings.EqualFold both read it).
 //
 // A path read one way by all of them (clean, without escapes, in the case
 // of the patterns) is matched once, as before. What the matcher assumes of
@@ -62,7 +65,7 @@ func (set *ruleSet) hits(req *http.Request, buf []hit) []hit {
 	if decoded != "" {
 		cleaned = path.Clean(decoded)
 	}
-	fold := set.byFolded != nil && (set.upper || hasUpper(decoded))
+	fold := set.byFolded != nil && (set.upper || mayFold(decoded))
 	if req.URL.RawPath == "" && cleaned == decoded && !fold {
 		return buf // one reading: the usual request
 	}
@@ -87,9 +90,9 @@ func (set *ruleSet) hits(req *http.Request, buf []hit) []hit {
 		lookup(cleaned, "")
 	}
 	if fold {
-		lookupFolded(strings.ToLower(decoded), strings.ToLower(req.URL.RawPath))
-		lookupFolded(strings.ToLower(decoded), "")
-		lookupFolded(strings.ToLower(cleaned), "")
+		lookupFolded(foldCase(decoded), foldCase(req.URL.RawPath))
+		lookupFolded(foldCase(decoded), "")
+		lookupFolded(foldCase(cleaned), "")
 	}
 	return buf
 }
@@ -118,16 +121,36 @@ func (set *ruleSet) fold(rules []Rule) error {
 func foldPattern(pattern string) string {
 	method, rest, found := strings.Cut(pattern, " ")
 	if !found || strings.Contains(method, "/") {
-		return strings.ToLower(pattern)
+		return foldCase(pattern)
 	}
-	return method + " " + strings.ToLower(strings.TrimLeft(rest, " \t"))
+	return method + " " + foldCase(strings.TrimLeft(rest, " \t"))
 }
 
-func hasUpper(s string) bool {
+// mayFold reports whether folding case may change s: it holds an ASCII
+// capital or a byte of a non-ASCII letter (the Kelvin sign folds to k, 'İ'
+// lowers to i).
+func mayFold(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if 'A' <= s[i] && s[i] <= 'Z' {
+		if 'A' <= s[i] && s[i] <= 'Z' || s[i] >= utf8.RuneSelf {
 			return true
 		}
 	}
 	return false
+}
+
+// foldCase is s in lower case, as both strings.ToLower and
+// strings.EqualFold read it: each letter in lower case, and one whose case
+// folding holds an ASCII letter (the Kelvin sign, the long s 'ſ') as that
+// letter, so that a path a router takes for an ASCII pattern reads as it.
+func foldCase(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= utf8.RuneSelf {
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				if f < utf8.RuneSelf {
+					return unicode.ToLower(f)
+				}
+			}
+		}
+		return unicode.ToLower(r)
+	}, s)
 }

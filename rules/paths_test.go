@@ -13,10 +13,11 @@ import (
 )
 
 // attackPaths are forms of /v1/login that some router behind the rules
-// takes for it.
+// takes for it ("%C4%B0" is 'İ', which strings.ToLower makes an i).
 var attackPaths = []string{
 	"/v1/login", "/v1%2Flogin", "/v1%2flogin", "/v1/login/", "/v1/x/%2e%2e/login", "/v1/x/%2E%2E/login",
 	"//v1//login", "/v1/./login", "/v1//login/", "/V1/Login", "/v1%2FLOGIN", "/v1/login/.",
+	"/v1/log%C4%B0n", "/v1/LOG%C4%B0N",
 }
 
 // TestRulesHoldWhateverTheRouterMakesOfThePath: rule POST /v1/login, 3 a
@@ -160,4 +161,62 @@ rules:
 	check(t, "/Api/x", do(h, 2, "GET", "/Api/x", nil), 404, 429)
 	// So may /api/x, once the patterns differ in case only.
 	check(t, "/api/x, which such a router may serve as /API/", do(h, 1, "GET", "/api/x", nil), 429)
+}
+
+// TestRulesHoldForUnicodeCaseFolding: rule POST /v1/keys, 3 a minute, in
+// front of apps that fold case as strings.ToLower and strings.EqualFold
+// do, which take the Kelvin sign for a k and the long s 'ſ' for an s:
+// /v1/%E2%84%AAeys and /v1/key%C5%BF reach the keys handler, so they
+// spend its budget. The limiter once folded only paths with an ASCII
+// capital, and lower-cased them as strings.ToLower only.
+func TestRulesHoldForUnicodeCaseFolding(t *testing.T) {
+	cfg, err := rules.Parse([]byte(`
+rules:
+  - name: keys
+    match: "POST /v1/keys"
+    rate: 3
+    period: 1m
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{"/v1/%E2%84%AAeys", "/v1/key%C5%BF", "/V1/%E2%84%AAEY%C5%BF", "/v1/keys"}
+	for _, fold := range []struct {
+		name string
+		is   func(p string) bool
+	}{
+		{"strings.ToLower", func(p string) bool { return strings.ToLower(p) == "/v1/keys" }},
+		{"strings.EqualFold", func(p string) bool { return strings.EqualFold(p, "/v1/keys") }},
+	} {
+		t.Run(fold.name, func(t *testing.T) {
+			var keys atomic.Int64
+			app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == "POST" && fold.is(r.URL.Path) {
+					keys.Add(1)
+				}
+			})
+			store := memory.New()
+			defer store.Close()
+			h, err := rules.NewHandler(cfg, store, app)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reached := 0
+			for _, p := range paths {
+				if !fold.is(httptest.NewRequest("POST", p, nil).URL.Path) {
+					continue // this fold does not take p for /v1/keys
+				}
+				reached++
+				for range 3 {
+					h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", p, nil))
+				}
+			}
+			if reached < 2 {
+				t.Fatalf("only %d of the paths reach /v1/keys under %s: the test proves nothing", reached, fold.name)
+			}
+			if n := keys.Load(); n != 3 {
+				t.Errorf("the keys handler ran %d times for %d forms of /v1/keys sent 3 times each, want 3", n, reached)
+			}
+		})
+	}
 }
