@@ -15,7 +15,9 @@ import (
 //
 // The debt is bounded: a charge takes at most one capacity (the rest is
 // forgiven). A token bucket on a [Reserver] store (memory, Redis) goes
-// down to at most one capacity below empty, in one store call. A window, or a store that
+// down to at most one capacity below empty, in one store call: a full
+// bucket charged a capacity or more is left empty, not in debt, and one
+// that was empty one capacity below. A window, or a store that
 // cannot book, is charged what it holds, up to n: its count reaches its
 // limit and the key waits for the window's end (one store call, two when
 // the charge is more than what is left).
