@@ -31,8 +31,13 @@ func with(o ratelimit.Option) Option {
 
 // WithLease sets how long a slot lives unless renewed, from 3 ms to
 // ratelimit.MaxPeriod (10 seconds by default); a running request renews it
-// every third of that, so that only the slots of an instance that crashed
-// lapse. A local store ignores leases.
+// every third of that, so that, while the store answers, only the slots
+// of an instance that crashed lapse. A renewal that fails (the store
+// frozen, unreachable or restarted without its data, or the breaker open)
+// is told to the error handler, and the request runs on: its slot lapses
+// at its lease's end, another request may take it, and until the requests
+// that lost theirs end, up to twice the limit may run. A local store
+// ignores leases.
 func WithLease(d time.Duration) Option {
 	return func(c *config) {
 		if d < 3*time.Millisecond || d > ratelimit.MaxPeriod {
