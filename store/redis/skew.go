@@ -13,9 +13,12 @@ import (
 // Each script returns the TIME it used. A reply that came back quickly
 // (within maxSampleRTT) bounds the offset from above by TIME minus the
 // instant the call was sent; the smallest such bound is kept, and renewed
-// every renewOffset so that a clock that is stepped or drifts is followed.
-// The estimate is above the true offset by at most the call's one-way
-// delay, so a deadline is only ever moved later, never earlier.
+// every renewOffset so that a clock that drifts is followed. A quick reply
+// that refused a take as late is taken at once: Redis's clock was stepped
+// forward (an NTP step, a VM resumed), and the kept bound, now below the
+// offset, would have every call refused until the renewal. The estimate
+// is above the true offset by at most the call's one-way delay, so a
+// deadline is only ever moved later, never earlier.
 type skew struct {
 	known  atomic.Bool
 	offset atomic.Int64 // µs, Redis minus app
@@ -28,14 +31,14 @@ const (
 )
 
 // observe takes the TIME a script returned (µs) for a call sent at sent
-// that answered at done.
-func (k *skew) observe(redisNow int64, sent, done time.Time) {
+// that answered at done, late if the reply refused a take as late.
+func (k *skew) observe(redisNow int64, sent, done time.Time, late bool) {
 	if done.Sub(sent) > maxSampleRTT {
 		return // a slow reply says little: Redis may have stalled
 	}
 	sample := redisNow - sent.UnixMicro()
 	now := done.UnixMicro()
-	if !k.known.Load() || sample < k.offset.Load() || now-k.at.Load() > renewOffset.Microseconds() {
+	if late || !k.known.Load() || sample < k.offset.Load() || now-k.at.Load() > renewOffset.Microseconds() {
 		k.offset.Store(sample)
 		k.at.Store(now)
 		k.known.Store(true)

@@ -69,7 +69,8 @@ func (s *Store) answer(ctx context.Context, client processor, sc *script, args [
 		return 0, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
 	}
 	if s.now == nil {
-		s.skew.observe(now, sent, time.Now())
+		done := time.Now()
+		s.skew.observe(now, sent, done, anyLate(rows))
 		if missedWindow(rows) {
 			s.skew.set(now, sent)
 		}
@@ -98,6 +99,17 @@ func (s *Store) loadScripts(ctx context.Context) {
 			return nil
 		})
 	}
+}
+
+// anyLate reports whether a row says its take reached Redis after its
+// deadline.
+func anyLate(rows []row) bool {
+	for _, r := range rows {
+		if r[0] == -1 {
+			return true
+		}
+	}
+	return false
 }
 
 // decode reads a script's reply, binary or a table of integers (see
