@@ -102,3 +102,34 @@ func TestFloodNeverFreesALimitedClient(t *testing.T) {
 		})
 	}
 }
+
+// TestSmallBoundsStillKeepALimitedClient: a store bounded below
+// 256·64 keys has fewer shards, each of at least 64 keys (or the whole
+// bound), so that eviction always has keys to compare: with 256 shards a
+// bound of 64 made shards of one key, and every new key pushed out the
+// spent one beside it. A flood of five times the bound, each new key using
+// 1 of 5, leaves the spent client denied (a bound of one key can hold only
+// the newest).
+func TestSmallBoundsStillKeepALimitedClient(t *testing.T) {
+	ctx := context.Background()
+	login := ratelimit.Limit{Rate: 5, Period: time.Hour, Algorithm: ratelimit.FixedWindow}
+	for _, bound := range []int{64, 300, 1024} {
+		now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+		s := memory.New(memory.WithClock(func() time.Time { return now }), memory.WithMaxKeys(bound), memory.WithSweepInterval(0))
+		for range 5 {
+			s.AllowN(ctx, "victim", login, 1)
+		}
+		for i := range 5 * bound {
+			if _, err := s.AllowN(ctx, "flood-"+strconv.Itoa(i), login, 1); err != nil {
+				t.Fatal(err)
+			}
+			if res, _ := s.AllowN(ctx, "victim", login, 0); res.Remaining != 0 {
+				t.Fatalf("bound %d: after %d new keys the spent client has %d of 5 back", bound, i+1, res.Remaining)
+			}
+		}
+		if n := s.Len(); n > bound {
+			t.Errorf("bound %d: %d keys held", bound, n)
+		}
+		s.Close()
+	}
+}

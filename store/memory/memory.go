@@ -80,9 +80,17 @@ type lastLimit struct {
 	keep     keep
 }
 
-// defaultShards is the number of shards of a store that may hold 256 keys
-// or more.
-const defaultShards = 256
+// defaultShards is the number of shards of a store that may hold
+// defaultShards·minShardKeys keys or more.
+//
+// minShardKeys is the fewest keys a shard of a bounded store holds (but
+// in a store bounded below it): eviction compares the keys of one shard,
+// and in a shard of one or two it would push out a limited client's key
+// for any new one.
+const (
+	defaultShards = 256
+	minShardKeys  = 64
+)
 
 // New returns an empty Store configured by opts.
 func New(opts ...Option) *Store {
@@ -91,8 +99,8 @@ func New(opts ...Option) *Store {
 		o(&cfg)
 	}
 	n := defaultShards
-	if cfg.maxKeys > 0 && cfg.maxKeys < n {
-		n = 1 << (bits.Len(uint(cfg.maxKeys)) - 1) // at least one key per shard
+	for n > 1 && cfg.maxKeys > 0 && cfg.maxKeys/n < minShardKeys {
+		n /= 2 // a shard of a few keys would evict a limited key for any newcomer
 	}
 	base := time.Now()
 	s := &Store{

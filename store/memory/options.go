@@ -29,10 +29,15 @@ const DefaultMaxKeys = 1 << 20
 // is full again are dropped first (that loses nothing), then the keys that
 // have used the smallest share of their budget, whatever their algorithm
 // and limit: a client that is being limited is forgotten only after every
-// key that has used less, so a flood of new keys never gives it its budget
-// back; a forgotten key that had used some of its budget starts afresh.
-// The bound is shared out among the store's shards, each of which holds
-// its share. n <= 0 removes the bound: memory then grows with every
+// key that has used less, so a flood of new keys that each use part of
+// their budget never gives it its budget back. A flood whose keys each
+// spend all of theirs (as many spent keys as the bound: a million by
+// default) ties with it, and can push it out; a forgotten key that had
+// used some of its budget starts afresh. Bound the store above the keys
+// that can be spent at once, or keep the budgets that matter in Redis
+// with noeviction (docs/redis.md). The bound is shared out among the
+// store's shards, each of which holds its share (at least 64 keys, or the
+// whole bound). n <= 0 removes the bound: memory then grows with every
 // distinct key for as long as its budget takes to refill.
 func WithMaxKeys(n int) Option {
 	return func(c *config) { c.maxKeys = max(n, 0) }
