@@ -46,13 +46,3 @@ const missed = -2
 // errMissedWindow is a decision answered missed: the store sends it again,
 // once, with windows around Redis's clock.
 var errMissedWindow = errors.New("ratelimit/redis: Redis's clock is outside the calendar windows sent")
-
-// missedWindow reports whether a take of rows was answered missed.
-func missedWindow(rows []row) bool {
-	for _, r := range rows {
-		if r[0] == missed {
-			return true
-		}
-	}
-	return false
-}

@@ -31,14 +31,14 @@ const (
 )
 
 // observe takes the TIME a script returned (µs) for a call sent at sent
-// that answered at done, late if the reply refused a take as late.
-func (k *skew) observe(redisNow int64, sent, done time.Time, late bool) {
+// that answered at done; refusedLate if the reply refused a take as late.
+func (k *skew) observe(redisNow int64, sent, done time.Time, refusedLate bool) {
 	if done.Sub(sent) > maxSampleRTT {
 		return // a slow reply says little: Redis may have stalled
 	}
 	sample := redisNow - sent.UnixMicro()
 	now := done.UnixMicro()
-	if late || !k.known.Load() || sample < k.offset.Load() || now-k.at.Load() > renewOffset.Microseconds() {
+	if refusedLate || !k.known.Load() || sample < k.offset.Load() || now-k.at.Load() > renewOffset.Microseconds() {
 		k.offset.Store(sample)
 		k.at.Store(now)
 		k.known.Store(true)

@@ -69,9 +69,8 @@ func (s *Store) answer(ctx context.Context, client processor, sc *script, args [
 		return 0, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, err)
 	}
 	if s.now == nil {
-		done := time.Now()
-		s.skew.observe(now, sent, done, anyLate(rows))
-		if missedWindow(rows) {
+		s.skew.observe(now, sent, time.Now(), anyAnswered(rows, late))
+		if anyAnswered(rows, missed) {
 			s.skew.set(now, sent)
 		}
 	}
@@ -101,11 +100,15 @@ func (s *Store) loadScripts(ctx context.Context) {
 	}
 }
 
-// anyLate reports whether a row says its take reached Redis after its
-// deadline.
-func anyLate(rows []row) bool {
+// late is the allowed value of a take that reached Redis after its
+// deadline: it took nothing.
+const late = -1
+
+// anyAnswered reports whether a take of rows was answered allowed, such
+// as late or missed.
+func anyAnswered(rows []row, allowed int64) bool {
 	for _, r := range rows {
-		if r[0] == -1 {
+		if r[0] == allowed {
 			return true
 		}
 	}
@@ -249,7 +252,7 @@ func settle(batch []*pending, rows []row, now int64, err error) {
 			if len(batch) > 1 {
 				copy(p.rows, rows[off:])
 			}
-			if missedWindow(p.rows) {
+			if anyAnswered(p.rows, missed) {
 				p.err = errMissedWindow
 			}
 		case r[0] == missed:
