@@ -20,7 +20,7 @@ type descriptor struct {
 	hits      uint64
 	negative  bool
 	take      int    // index of its take; -1 for none
-	over      bool   // over before any store call: a rate of 0, or its hits and those before it of its budget above capacity
+	over      bool   // over before any store call: a rate of 0, or upto above capacity
 	upto      uint64 // its take's hits of the descriptors up to it (one budget named twice)
 	later     int    // what its take took for the descriptors after it
 }

@@ -39,7 +39,7 @@ func (s *Service) decideStop(ctx context.Context, ds []descriptor, takes []ratel
 			bound = append(bound, j)
 		}
 	}
-	ok, first := s.allowEach(ctx, bound, takes, results)
+	ok, first := s.allowAllOf(ctx, bound, takes, results)
 	for j := range takes {
 		if binds[j] {
 			continue
@@ -54,9 +54,9 @@ func (s *Service) decideStop(ctx context.Context, ds []descriptor, takes []ratel
 	return first
 }
 
-// allowEach takes the takes of the given indexes all or nothing, in one
+// allowAllOf takes the takes of the given indexes all or nothing, in one
 // call, writing their results in place; true when there are none.
-func (s *Service) allowEach(ctx context.Context, idx []int, takes []ratelimit.Take, results []ratelimit.Result) (bool, error) {
+func (s *Service) allowAllOf(ctx context.Context, idx []int, takes []ratelimit.Take, results []ratelimit.Result) (bool, error) {
 	if len(idx) == 0 {
 		return true, nil
 	}

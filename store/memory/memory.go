@@ -177,9 +177,9 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 // AllowJoinedTo) with its namespace as prefix, for a key it keeps as it
 // is, so that a decision of a token bucket the store holds makes no key;
 // anything else (a new key, another algorithm, a limit or cost the shard
-// has not checked) joins the key and is AllowN's. Like AllowN, it bounds no key: the
-// store keeps a key's 64-bit keyed hash, never the key, and the limiter
-// bounds what a request chooses (ratelimit.MaxKeyLen).
+// has not checked) joins the key and is AllowN's. Like AllowN, it bounds
+// no key: the store keeps a key's 64-bit keyed hash, never the key, and
+// the limiter bounds what a request chooses (ratelimit.MaxKeyLen).
 func (s *Store) AllowJoined(ctx context.Context, prefix, key string, limit ratelimit.Limit, n int) (res ratelimit.Result, err error) {
 	err = s.AllowJoinedTo(ctx, prefix, key, &limit, n, &res)
 	return res, err
