@@ -10,7 +10,6 @@
 package echolimit
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -72,10 +71,10 @@ func Middleware(l *ratelimit.Limiter, opts ...Option) echo.MiddlewareFunc {
 				return next(c)
 			}
 			// A counted request (ratelimit.WithCountIf) is settled with the
-			// status its response gets: 500 if a handler panicked.
+			// status its response gets (settle).
 			returned := false
 			var err error
-			defer func() { a.Done(responseStatus(c, err, returned)) }()
+			defer func() { settle(c, a, err, returned) }()
 			err = next(c)
 			returned = true
 			return err
@@ -83,20 +82,25 @@ func Middleware(l *ratelimit.Limiter, opts ...Option) echo.MiddlewareFunc {
 	}
 }
 
-// responseStatus is the status of c's response once its handler returned
-// err (the status Echo's error handler writes for it), or 500 if the
-// handler did not return.
-func responseStatus(c echo.Context, err error, returned bool) int {
-	var he *echo.HTTPError
+// settle settles a with the status of c's response once its handler
+// returned err, or panicked (returned is false): the status already sent,
+// whatever the error; 500 for a panic before anything was sent (Echo's
+// Recover answers it so); 200 for no error and nothing sent (net/http's
+// default). For an error with nothing sent yet, Echo's error handler (the
+// app's own HTTPErrorHandler, which may answer any error with any status)
+// writes the response once the middleware chain has returned: a is settled
+// with the status it writes, as it writes it. A response that nothing
+// writes is never settled: it keeps its cost, the safe side.
+func settle(c echo.Context, a *ratelimit.Admission, err error, returned bool) {
+	resp := c.Response()
 	switch {
+	case resp.Committed:
+		a.Done(resp.Status)
 	case !returned:
-		return http.StatusInternalServerError
-	case err == nil && c.Response().Committed:
-		return c.Response().Status
+		a.Done(http.StatusInternalServerError)
 	case err == nil:
-		return http.StatusOK
-	case errors.As(err, &he):
-		return he.Code
+		a.Done(http.StatusOK)
+	default:
+		resp.Before(func() { a.Done(resp.Status) })
 	}
-	return http.StatusInternalServerError
 }

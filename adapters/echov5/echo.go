@@ -72,10 +72,10 @@ func Middleware(l *ratelimit.Limiter, opts ...Option) echo.MiddlewareFunc {
 				return next(c)
 			}
 			// A counted request (ratelimit.WithCountIf) is settled with the
-			// status its response gets: 500 if a handler panicked.
+			// status its response gets (settle).
 			returned := false
 			var err error
-			defer func() { a.Done(responseStatus(c, err, returned)) }()
+			defer func() { settle(c, a, err, returned) }()
 			err = next(c)
 			returned = true
 			return err
@@ -83,13 +83,26 @@ func Middleware(l *ratelimit.Limiter, opts ...Option) echo.MiddlewareFunc {
 	}
 }
 
-// responseStatus is the status of c's response once its handler returned
-// err (the status Echo's error handler writes for it), or 500 if the
-// handler did not return.
-func responseStatus(c *echo.Context, err error, returned bool) int {
-	if !returned {
-		return http.StatusInternalServerError
+// settle settles a with the status of c's response once its handler
+// returned err, or panicked (returned is false): the status already sent,
+// whatever the error; 500 for a panic before anything was sent (Echo's
+// Recover answers it so); for no error and nothing sent, the status a
+// handler set or net/http's 200. For an error with nothing sent yet,
+// Echo's error handler (the app's own HTTPErrorHandler, which may answer
+// any error with any status) writes the response once the middleware
+// chain has returned: a is settled with the status it writes, as it
+// writes it. A response that nothing writes is never settled: it keeps
+// its cost, the safe side.
+func settle(c *echo.Context, a *ratelimit.Admission, err error, returned bool) {
+	resp, status := echo.ResolveResponseStatus(c.Response(), err)
+	switch {
+	case resp != nil && resp.Committed:
+		a.Done(status)
+	case !returned:
+		a.Done(http.StatusInternalServerError)
+	case err == nil || resp == nil:
+		a.Done(status)
+	default:
+		resp.Before(func() { a.Done(resp.Status) })
 	}
-	_, status := echo.ResolveResponseStatus(c.Response(), err)
-	return status
 }

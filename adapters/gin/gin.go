@@ -68,11 +68,12 @@ func Middleware(l *ratelimit.Limiter, opts ...Option) gin.HandlerFunc {
 			return
 		}
 		// A counted request (ratelimit.WithCountIf) is settled with the
-		// response's status: 500 if a handler panicked.
+		// response's status: the one sent, if any was, else 500 if a
+		// handler panicked (gin.Recovery answers it so).
 		returned := false
 		defer func() {
 			status := http.StatusInternalServerError
-			if returned {
+			if returned || c.Writer.Written() {
 				status = c.Writer.Status()
 			}
 			a.Done(status)
