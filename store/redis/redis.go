@@ -91,7 +91,7 @@ func (s *Store) limitArgs(l ratelimit.Limit) [3]any {
 		return a
 	}
 	a = [3]any{
-		strconv.FormatFloat(l.PerSecondRate(), 'g', -1, 64),
+		strconv.FormatFloat(l.PerSecondRate(), 'f', -1, 64), // no exponent: some servers' Lua (miniredis's) reads none
 		l.Capacity(),
 		int64(l.Period / time.Microsecond),
 	}

@@ -27,6 +27,11 @@ func extremeLimits(e *env) {
 		{ratelimit.Limit{Rate: 3, Period: ratelimit.MinPeriod, Algorithm: ratelimit.SlidingWindow}, 0, 0},
 		{ratelimit.Limit{Rate: 3, Period: ratelimit.MinPeriod, Algorithm: ratelimit.SlidingLog}, ratelimit.MinPeriod, ratelimit.MinPeriod},
 		{ratelimit.Limit{Rate: 3, Period: ratelimit.MinPeriod}, ratelimit.MinPeriod / 3, ratelimit.MinPeriod},
+		// rates per second that print with an exponent (1e+06, 1e-05),
+		// which some Lua engines do not read as numbers
+		{ratelimit.PerSecond(1_000_000), 0, time.Second},
+		{ratelimit.Limit{Rate: 1000, Period: time.Millisecond, Algorithm: ratelimit.FixedWindow}, 0, 0},
+		{ratelimit.Limit{Rate: 1, Period: 100_000 * time.Second}, 100_000 * time.Second, 100_000 * time.Second},
 	}
 	for i, tt := range tests {
 		key := fmt.Sprint("extreme-", i)
