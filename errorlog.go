@@ -51,6 +51,8 @@ func (l *Limiter) logError(r *http.Request, err error) {
 	switch {
 	case isCallError(err) || errors.Is(err, ErrBadConfig): // a bad cost, key, limit or plan: answered 500, no failure policy
 		msg, policy = "ratelimit: request refused: its call cannot be decided", "refused (500)"
+	case errors.Is(err, errEnded): // the request's own deadline (pass_record.go)
+		msg, policy = "ratelimit: request refused: its own deadline passed before the store answered", "refused (503)"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		msg += ": it refused the connection" // nothing listens there: down, or a wrong address
 	}

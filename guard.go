@@ -57,7 +57,7 @@ func (g *guard) settle(ctx context.Context, err error, probe bool) callEnd {
 		end = answered
 	case isCallError(err):
 		end = refused
-	case ctx.Err() != nil:
+	case ownEnd(ctx):
 		end = requestEnded
 	case errors.Is(err, ErrNotSent):
 		end = shed
@@ -183,4 +183,17 @@ func withinOr[T any](ctx context.Context, b *budget, call func(context.Context) 
 		return zero, b.notSent // still queued: shed, never sent
 	}
 	return zero, b.timeout
+}
+
+// ownEnd reports whether ctx, a request's own context, has ended: done, or
+// past its deadline. A store client that holds its socket to ctx's
+// deadline (go-redis with ContextTimeoutEnabled) fails with an i/o timeout
+// at that instant, which may be read before ctx's own timer has marked it
+// done: that failure is the request's, not the store's.
+func ownEnd(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }

@@ -26,10 +26,11 @@ import (
 // The slot is asked for within the time budget, behind the breaker. A
 // store that fails, does not answer in time or whose breaker is open lets
 // the request run without a slot, or answers 503 with [WithFailClosed]. A
-// client that went away is never served. A slot nobody uses is given back:
+// client that went away is never served, nor a request whose own deadline
+// passed before the store answered (503). A slot nobody uses is given back:
 // one the store grants after the budget (by the goroutine that read the
 // answer), one an Acquire that failed may have taken (a store that names
-// it, such as store/redis), one granted to a client that went away.
+// it, such as store/redis), one granted to a request that ended.
 func (f *inFlight) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if f.skip != nil && f.skip(r) {
@@ -51,11 +52,11 @@ func (f *inFlight) Handler(next http.Handler) http.Handler {
 		slot, end, err := f.acquire(r, sk)
 		latency := time.Since(start)
 		switch end {
-		case requestEnded:
-			if errors.Is(r.Context().Err(), context.Canceled) {
-				return // gone: neither served nor told
+		case requestEnded: // neither served nor told, as a Limiter's (pass_record.go)
+			if !errors.Is(r.Context().Err(), context.Canceled) { // its own deadline: its caller may wait
+				http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
 			}
-			// past its own deadline: the failure policy answers, as a Limiter's
+			return
 		case refused:
 			f.told(r, key, slots.Slot{}, err, latency)
 			f.onError(r, err)
@@ -121,7 +122,7 @@ func (f *inFlight) acquire(r *http.Request, sk string) (slots.Slot, callEnd, err
 			go f.giveBack(r, sk, slot, err)
 		}
 		return slots.Slot{}, end, err
-	case ctx.Err() != nil: // the client left as the store answered
+	case ownEnd(ctx): // the request ended as the store answered
 		if slot.Acquired {
 			f.release(r, sk, slot)
 		}

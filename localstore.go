@@ -16,7 +16,7 @@ import (
 // dropped, and when it is full a new key evicts the least used of a few,
 // so that a flood of new keys does not free a limited one. Unlike other
 // stores it decides whatever its context: it is the failure policy's
-// answer, also for a request whose own deadline ended.
+// answer.
 type localStore struct {
 	seed   maphash.Seed
 	now    func() time.Time

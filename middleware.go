@@ -75,7 +75,11 @@ func (l *Limiter) conclude(r *http.Request, h http.Header, o *outcome) (ok bool,
 	switch o.end {
 	case badKey:
 		return false, keyErrorStatus(o.err)
-	case gone:
+	case gone: // the request's own context ended first (pass_record.go)
+		if r != nil && !errors.Is(o.err, context.Canceled) { // its deadline: its caller may wait for an answer
+			l.onError(r, o.err)
+			return false, http.StatusServiceUnavailable
+		}
 		return false, 0
 	case badCost:
 		l.onError(r, o.err)
@@ -109,7 +113,9 @@ func (l *Limiter) Allow(ctx context.Context, key string) (Result, error) {
 
 // AllowN decides on n tokens of key's budget under every policy, as Admit
 // decides on a request keyed key, for callers outside HTTP (an RPC, a job
-// queue, Echo's RateLimiter): the same namespaces, deny cache, time
+// queue, Echo's RateLimiter). key is what a KeyFunc returns, prefix
+// included: a request that KeyByIP keys spends "ip:192.0.2.1", not
+// "192.0.2.1". The same namespaces, deny cache, time
 // budget, breaker, failure policy and observer (whose Decision.Request is
 // then nil). Its Result is that of the most constraining policy, and
 // Allowed says whether to go on, whatever the error:

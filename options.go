@@ -90,10 +90,10 @@ func WithDenyHandler(h http.Handler) Option {
 }
 
 // WithErrorHandler sets the function told of what the limiter could not
-// decide: store failures (Redis down or slow, the breaker open, the
-// request's own deadline), and bad costs. It observes; the limiter answers
-// the request itself (it lets it through failing open, or writes 503 or
-// 500). The default logs with log/slog at level Error, at most once a
+// decide: store failures (Redis down or slow, the breaker open), a
+// request's own deadline that passed before the store answered (answered
+// 503), and bad costs. It observes; the limiter answers the request itself
+// (it lets it through failing open, or writes 503 or 500). The default logs with log/slog at level Error, at most once a
 // second (see [WithLogger]).
 func WithErrorHandler(f func(r *http.Request, err error)) Option {
 	return func(c *config) error {
@@ -108,7 +108,7 @@ func WithErrorHandler(f func(r *http.Request, err error)) Option {
 // WithFailClosed answers 503 Service Unavailable when the store fails
 // (with [WithFallback], when the fallback fails too). The default on a
 // store that is not [Local] is a local fallback (see [New]); on a Local
-// store, which fails only on a request's own deadline, it is to fail open.
+// store, which answers at once, it is to fail open.
 func WithFailClosed() Option {
 	return func(c *config) error {
 		if c.failOpen {

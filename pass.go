@@ -27,7 +27,7 @@ const (
 	decided   end = iota // the store, the deny cache or the fallback decided
 	badKey               // the KeyFunc failed: a client error, never a decision
 	badCost              // the cost or the KeyFunc's configuration is invalid: a programming error
-	gone                 // the client went away: neither served nor reported
+	gone                 // the request's own context ended first: neither served nor reported (ended)
 	undecided            // nothing decided: the failure policy answers
 )
 
@@ -143,7 +143,7 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) *outcome {
 		}
 	}
 	if ctx.Err() != nil { // the request ended before the store was asked
-		return l.ended(ctx, p, ctx.Err(), 0)
+		return l.ended(ctx, p, nil)
 	}
 	probe, err := l.enterAt(now) // guard.go: the breaker; now is read when there is one
 	if err != nil {
@@ -170,7 +170,7 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) *outcome {
 	case refused:
 		return p.answer(outcome{end: badCost, err: err, latency: latency})
 	case requestEnded:
-		return l.ended(ctx, p, err, latency)
+		return l.ended(ctx, p, err)
 	}
 	return l.fallBack(ctx, p, err, latency)
 }

@@ -6,6 +6,8 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -89,12 +91,32 @@ func (l *Limiter) violated(p *pass) []string {
 	return names
 }
 
-// ended answers a request whose own context ended: a client that went
-// away is not served; a request past its own deadline gets the failure
-// policy, without blaming the store.
-func (l *Limiter) ended(ctx context.Context, p *pass, err error, latency time.Duration) *outcome {
-	if ctx.Err() == context.Canceled {
-		return p.answer(outcome{end: gone, err: err})
+// ended answers a request whose own context ended before the store
+// answered (the client went away, or the request's own deadline passed):
+// it is not served, whatever the failure policy, and the store is not
+// blamed. Nothing vouches for it: the store has not decided, and neither
+// the failure policy (fail open would serve a key out of budget) nor the
+// fallback (a budget of its own) is for a request that its own caller has
+// given up on. The entries answer it as their context's end: AllowN and
+// Wait with its error, the middleware with 503 for a deadline and nothing
+// for a client that left.
+//
+// Its error is errEnded and the context's own (context.Canceled or
+// DeadlineExceeded), with the store's where the call failed at that end (a
+// client holding its socket to the deadline fails with an i/o timeout).
+func (l *Limiter) ended(ctx context.Context, p *pass, err error) *outcome {
+	own := ctx.Err()
+	if own == nil { // past its deadline, before its timer marked it done (ownEnd)
+		own = context.DeadlineExceeded
 	}
-	return l.fallBack(ctx, p, err, latency)
+	if err == nil || errors.Is(err, own) {
+		err = fmt.Errorf("%w: %w", errEnded, own)
+	} else {
+		err = fmt.Errorf("%w: %w (the store: %w)", errEnded, own, err)
+	}
+	return p.answer(outcome{end: gone, err: err})
 }
+
+// errEnded is the error of a request whose own context ended before the
+// store answered (ended).
+var errEnded = errors.New("ratelimit: the request ended before the store answered")

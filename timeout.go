@@ -41,9 +41,13 @@ const defaultTimeout = 100 * time.Millisecond
 // is an error.
 //
 // Only this budget and the store's own errors count against the store in
-// the breaker. A request's own deadline (such as chi's middleware.Timeout
-// sets) that ends first gets the failure policy too, but never opens the
-// breaker. An answer that is ready when the budget's timer fires stands.
+// the breaker. A request whose own context ends first (its client went
+// away, or its own deadline passed, such as chi's middleware.Timeout sets)
+// is not served, whatever the failure policy, and never opens the breaker,
+// even when the store's client fails at that deadline with an i/o timeout:
+// the middleware answers 503 for a deadline (nothing for a client gone),
+// AllowN and Wait return the context's error. An answer that is ready when
+// the budget's timer fires stands.
 // What is left: under CPU starvation (far more runnable goroutines than
 // cores), an answer the store sent in time but the process read after the
 // timer fired counts as a timeout. Without the store's clock in its reply

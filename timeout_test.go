@@ -44,24 +44,6 @@ func TestTimeoutBoundsAHangingStore(t *testing.T) {
 	}
 }
 
-func TestRequestDeadlineIsAStoreFailure(t *testing.T) {
-	// The server's deadline on the request ran out while the store was
-	// called: the failure policy answers, never an empty 200.
-	store := &blockingStore{release: make(chan struct{})}
-	defer close(store.release)
-	var told int
-	l, err := ratelimit.New(store, ratelimit.PerMinute(10), ratelimit.WithFailClosed(), ratelimit.WithTimeout(time.Minute),
-		ratelimit.WithErrorHandler(func(*http.Request, error) { told++ }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
-	if code := serveStatus(l, ctx); code != http.StatusServiceUnavailable || told != 1 {
-		t.Errorf("status %d with the error handler told %d times, want 503 and 1", code, told)
-	}
-}
-
 func TestGoneClientIsNotServedNorReportedNorCountedByTheBreaker(t *testing.T) {
 	// The client goes away while the store is called (the store cancels
 	// it as the call starts): under a budget of a minute, nothing else can

@@ -246,3 +246,25 @@ func TestInFlightGoneClientIsNotServed(t *testing.T) {
 		}
 	})
 }
+
+// TestInFlightOwnDeadlineIsNotServed: a request whose own deadline passes
+// while the store is asked for its slot is answered 503 and does not run,
+// under the default failure policy (fail open): it would run without a
+// slot, past the limit. The slot the store grants late is given back.
+func TestInFlightOwnDeadlineIsNotServed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFrozenSlots()
+		f := newReportLimit(t, s, inflight.WithErrorHandler(func(*http.Request, error) {}))
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		code, ran, took := serveSlot(f, ctx, "a")
+		if code != http.StatusServiceUnavailable || ran || took != 20*time.Millisecond {
+			t.Fatalf("past its own deadline: %d, handler ran %v, after %v; want 503, false, after 20ms", code, ran, took)
+		}
+		s.thaw()
+		synctest.Wait()
+		if n := s.running(); n != 0 {
+			t.Fatalf("%d slots held after the late answer, want 0: it is given back", n)
+		}
+	})
+}

@@ -85,10 +85,11 @@ func New(store Store, max int, opts ...Option) (*Limiter, error) {
 // The slot is asked for within the time budget, behind the breaker. A
 // store that fails, does not answer in time or whose breaker is open lets
 // the request run without a slot, or answers 503 with [WithFailClosed]. A
-// client that went away is never served. A slot nobody uses is given back:
+// client that went away is never served, nor a request whose own deadline
+// passed before the store answered (503). A slot nobody uses is given back:
 // one the store grants after the budget (by the goroutine that read the
 // answer), one an Acquire that failed may have taken (a store that names
-// it, such as store/redis), one granted to a client that went away.
+// it, such as store/redis), one granted to a request that ended.
 func (l *Limiter) Handler(next http.Handler) http.Handler {
 	return l.limit.Handler(next)
 }

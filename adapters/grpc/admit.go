@@ -108,6 +108,9 @@ func callStatus(ctx context.Context, code int, body string) *status.Status {
 	case http.StatusTooManyRequests:
 		return status.New(codes.ResourceExhausted, "rate limit exceeded")
 	case http.StatusServiceUnavailable:
+		if err := ctx.Err(); errors.Is(err, context.DeadlineExceeded) {
+			return status.FromContextError(err) // the call's own deadline passed before the store answered
+		}
 		return status.New(codes.Unavailable, "rate limiter unavailable")
 	case http.StatusUnauthorized:
 		return status.New(codes.Unauthenticated, body)
