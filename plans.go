@@ -194,3 +194,25 @@ func (l *Limiter) setPlanLists() {
 		}
 	}
 }
+
+// distinctNames checks that no two of policies go by one name in the
+// headers, Decision.ViolatedPolicies and metrics, where a policy's plan is
+// "policy.plan": a policy named "plan.pro" beside policy "plan"'s plan
+// "pro" could not be told apart there.
+func distinctNames(policies []policy) error {
+	seen := make(map[string]bool, len(policies))
+	for i := range policies {
+		p := &policies[i]
+		names := []string{p.name}
+		for _, pl := range p.plans {
+			names = append(names, pl.full)
+		}
+		for _, name := range names {
+			if seen[name] {
+				return fmt.Errorf("ratelimit: WithPolicy(%q): two of the limiter's policies and plans go by %q in the headers and metrics", p.name, name)
+			}
+			seen[name] = true
+		}
+	}
+	return nil
+}

@@ -240,3 +240,28 @@ func TestPlansAllocateNothing(t *testing.T) {
 		t.Fatalf("%v allocations per planned decision, %v without plans; want no more", a, b)
 	}
 }
+
+// TestPlansNamesAreDistinct: a policy named as another policy's plan is
+// called in the headers ("plan.pro") is refused, in either order, and so
+// is the limiter's own name; names that only look alike are not.
+func TestPlansNamesAreDistinct(t *testing.T) {
+	plan := ratelimit.Policy{Name: "plan", Plans: []ratelimit.Plan{{Name: "pro", Limit: ratelimit.PerSecond(2)}, {Name: "free", Limit: ratelimit.PerSecond(1)}}}
+	named := func(name string) ratelimit.Policy { return ratelimit.Policy{Name: name, Limit: ratelimit.PerSecond(3)} }
+	for _, c := range []struct {
+		name string
+		opts []ratelimit.Option
+		ok   bool
+	}{
+		{"the plan's name after it", []ratelimit.Option{ratelimit.WithPolicy(plan), ratelimit.WithPolicy(named("plan.pro"))}, false},
+		{"the plan's name before it", []ratelimit.Option{ratelimit.WithPolicy(named("plan.free")), ratelimit.WithPolicy(plan)}, false},
+		{"the limiter's own name", []ratelimit.Option{ratelimit.WithName("plan.pro"), ratelimit.WithPolicy(plan)}, false},
+		{"alike, not equal", []ratelimit.Option{ratelimit.WithPolicy(plan), ratelimit.WithPolicy(named("plan.prof")), ratelimit.WithPolicy(named("plan-pro"))}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ratelimit.New(memory.New(), ratelimit.PerSecond(1), c.opts...)
+			if c.ok != (err == nil) || err != nil && !strings.Contains(err.Error(), `go by "plan.`) {
+				t.Fatalf("New = %v, want ok %v", err, c.ok)
+			}
+		})
+	}
+}

@@ -176,6 +176,9 @@ func (l *Limiter) setPolicies(limit Limit, extra []Policy) error {
 		}
 		all[i] = p.values.policy[0]
 	}
+	if err := distinctNames(l.policies); err != nil {
+		return err
+	}
 	if len(l.policies) > 1 {
 		l.allNames = []string{strings.Join(all, ", ")}
 	}

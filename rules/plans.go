@@ -208,8 +208,18 @@ func (p *parser) rulePlans(r *Rule, f *pair, at place) error {
 			r.Plans[i].Limits[j] = l
 		}
 	}
-	if _, err := r.planPolicies(); err != nil {
+	policies, err := r.planPolicies()
+	if err != nil {
 		return p.fail(f.value, at, "%v", err)
+	}
+	// The headers and metrics call a plan's limit "policy.plan": no limit
+	// of the rule may go by that name (ratelimit.New refuses it too).
+	for _, pol := range policies {
+		for _, pl := range pol.Plans {
+			if full := pol.Name + "." + pl.Name; taken[full] {
+				return p.fail(f.value, at, "limit %q of this rule goes by the name the headers give plan %q's limit %q", full, pl.Name, pol.Name)
+			}
+		}
 	}
 	return nil
 }

@@ -141,6 +141,8 @@ func TestParsePlanErrors(t *testing.T) {
 		{"plans alone", plans + rule("    plans: [free, pro]\n"), `line 5: rule "r": a rule with plans needs a limit of its own too (rate and period, or limits)`},
 		{"a plan's limit named as the rule's", "plans:\n  free: {name: x, rate: 1, period: 1s}\n" + rule("    limits: [{rate: 9, period: 1s}, {name: x, rate: 9, period: 1h}]\n    plans: [free]\n"),
 			`rule "r": plans: limit "x" of plan "free" is taken in this rule`},
+		{"a rule's limit named as a plan's is called", "plans:\n  free: {name: tier, rate: 1, period: 1s}\n  pro: {name: tier, rate: 5, period: 1s}\n" + rule("    limits: [{rate: 9, period: 1s}, {name: tier.pro, rate: 9, period: 1h}]\n    plans: [free, pro]\n"),
+			`rule "r": plans: limit "tier.pro" of this rule goes by the name the headers give plan "pro"'s limit "tier"`},
 		{"a plan's limit named as the rule", "plans:\n  free: {name: r, rate: 1, period: 1s}\n" + rule(own+"    plans: [free]\n"), `limit "r" of plan "free" is taken in this rule`},
 		{"cost above a plan's capacity", plans + rule(own+"    plans: [free, pro]\n    cost: 2\n"),
 			`rule "r": cost: 2 is more than limit "r-1s" of plan "free" can ever hold (1): no request on that plan could pass`},
