@@ -85,7 +85,8 @@ func ExampleReportStatus() {
 		ratelimit.ReportStatus(w, http.StatusOK) // before Hijack, in a real handler
 	}))
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/ws", nil))
-	res, _ := login.AllowN(context.Background(), "192.0.2.1", 0)
+	// The request's key, as KeyByIP makes it: the 200 gave its token back.
+	res, _ := login.AllowN(context.Background(), "ip:192.0.2.1", 0)
 	fmt.Println(res.Remaining)
 	// Output: 5
 }

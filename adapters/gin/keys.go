@@ -31,8 +31,10 @@ func KeyByRoute() func(*gin.Context) (string, error) {
 // (IPv6 clients by /64): the limiter's default key, for use in [Compose].
 // Unlike gin's c.ClientIP(), it uses the connection's address and believes
 // X-Forwarded-For and similar headers only from the proxies named with
-// [clientip.TrustProxies]. It never fails, and panics at start-up, not
-// during a request, on the options ratelimit.KeyByIP panics on.
+// [clientip.TrustProxies]. Its only error is ratelimit.KeyByIP's for bad
+// options (a prefix length out of range, an invalid trusted prefix): every
+// request fails with it, answered 500; [clientip.New] reports them at
+// start-up.
 func KeyByIP(opts ...clientip.Option) func(*gin.Context) (string, error) {
 	key := ratelimit.KeyByIP(opts...)
 	return func(c *gin.Context) (string, error) { return key(c.Request) }
@@ -42,8 +44,8 @@ func KeyByIP(opts ...clientip.Option) func(*gin.Context) (string, error) {
 // [ratelimit.KeyByIP] groups the connection's address: "ip:203.0.113.7",
 // IPv6 clients by /64 ("ip:2001:db8:1:2::/64", since one client can use
 // any address of its network), IPv4 inside IPv6 (NAT64, 6to4) as IPv4.
-// opts may change the grouping ([ratelimit.IPv4Prefix],
-// [ratelimit.IPv6Prefix]); the proxies trusted are gin's, not
+// opts may change the grouping ([clientip.GroupIPv4ByPrefix],
+// [clientip.GroupIPv6ByPrefix]); the proxies trusted are gin's, not
 // [clientip.TrustProxies]. An address gin cannot give shares
 // [clientip.UnknownKey].
 //
