@@ -57,7 +57,7 @@ func (g *guard) settle(ctx context.Context, err error, probe bool) callEnd {
 		end = answered
 	case isCallError(err):
 		end = refused
-	case ownEnd(ctx):
+	case ownEnd(ctx), errors.Is(err, ErrNotSent) && g.ownDeadlineFirst(ctx):
 		end = requestEnded
 	case errors.Is(err, ErrNotSent):
 		end = shed
@@ -196,4 +196,14 @@ func ownEnd(ctx context.Context) bool {
 	}
 	d, ok := ctx.Deadline()
 	return ok && !time.Now().Before(d)
+}
+
+// ownDeadlineFirst reports whether ctx's own deadline comes before the end
+// of the time budget of a call starting now. A store that did not send a
+// call ([ErrNotSent]) because that deadline would pass while it queued
+// (store/redis does so) refused it for the request's sake: the request
+// ends before any answer, and the store is not to blame.
+func (g *guard) ownDeadlineFirst(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && (g.budget == nil || g.budget.d == 0 || d.Before(time.Now().Add(g.budget.d)))
 }

@@ -87,9 +87,11 @@ func testWithinOr(t *testing.T, mode callMode) {
 // neither; enter then keeps calls from an open breaker's store.
 func TestGuardSettleTellsTheBreaker(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	g := guard{breaker: NewBreaker(2, time.Minute), now: func() time.Time { return now }}
+	g := guard{breaker: NewBreaker(2, time.Minute), now: func() time.Time { return now }, budget: newBudget(time.Hour)}
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
+	short, cancelShort := context.WithTimeout(context.Background(), time.Hour/2) // within the budget below
+	defer cancelShort()
 	for _, step := range []struct {
 		ctx  context.Context
 		err  error
@@ -100,6 +102,9 @@ func TestGuardSettleTellsTheBreaker(t *testing.T) {
 		{context.Background(), errors.New("down"), storeFailed},
 		{context.Background(), ErrInvalidCost, refused},
 		{ended, context.Canceled, requestEnded},
+		// not sent, as its own deadline (before the budget's end) would
+		// pass while queued: the request's end, not the store's failure
+		{short, fmt.Errorf("queue: %w", ErrNotSent), requestEnded},
 	} {
 		if _, err := g.enter(); err != nil {
 			t.Fatalf("enter: %v before the breaker opened", err)

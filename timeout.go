@@ -44,7 +44,8 @@ const defaultTimeout = 100 * time.Millisecond
 // the breaker. A request whose own context ends first (its client went
 // away, or its own deadline passed, such as chi's middleware.Timeout sets)
 // is not served, whatever the failure policy, and never opens the breaker,
-// even when the store's client fails at that deadline with an i/o timeout:
+// even when the store's client fails at that deadline with an i/o timeout
+// or the store does not send the call as that deadline would pass first:
 // the middleware answers 503 for a deadline (nothing for a client gone),
 // AllowN and Wait return the context's error. An answer that is ready when
 // the budget's timer fires stands.
