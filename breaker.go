@@ -44,6 +44,11 @@ const (
 // cool-down; then one decision at a time probes the store, and the first
 // success closes it. An outage so costs one time budget per cool-down,
 // not one per request, and the store is not hammered while it recovers.
+// A failure counts only while the store answers no other call (none
+// within the last time budget): a store that fails in part, such as a
+// Redis Cluster master that hangs while the others answer, keeps the
+// breaker closed, and the failure policy answers the failing calls alone
+// (each still costs its time budget) while the store decides the rest.
 // Limiters on one store may share a Breaker (pass it to each with
 // [WithBreaker]). It is safe for concurrent use by multiple goroutines.
 type Breaker struct {

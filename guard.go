@@ -47,9 +47,13 @@ func (g *guard) enterAt(now time.Time) (probe bool, err error) {
 
 // settle classifies how a store call made for ctx ended with err, and
 // tells the breaker, if any, whose probe the call may have been: only the
-// store's own failures and its time budget count against it, not a call
-// the store did not send ([ErrNotSent]: shedding, answered by the failure
-// policy alone) while it answers others.
+// store's own failures and its time budget count against it, and only
+// while it answers no other call (answeredWithinBudget). A store that
+// answers others while some calls fail or time out is failing in part: a
+// Redis Cluster master that hangs while the others answer, a call the
+// store did not send ([ErrNotSent]: shedding) behind calls it answers.
+// The failure policy answers those calls alone; opening the breaker would
+// send every request, the healthy part's too, to it.
 func (g *guard) settle(ctx context.Context, err error, probe bool) callEnd {
 	end := storeFailed
 	switch {
@@ -69,7 +73,7 @@ func (g *guard) settle(ctx context.Context, err error, probe bool) callEnd {
 		switch {
 		case end == answered:
 			g.breaker.success(probe)
-		case end == storeFailed || end == shed && !g.answeredWithinBudget():
+		case (end == storeFailed || end == shed) && (probe || !g.answeredWithinBudget()):
 			g.breaker.failure(g.now(), probe, err)
 		default:
 			g.breaker.release(probe)

@@ -1,0 +1,68 @@
+package ratelimit_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/store/memory"
+)
+
+// partStore is a shared store of which a part fails: the keys holding
+// "down" (as a Redis Cluster master that hangs or refuses serves some
+// slots), while it answers the others.
+type partStore struct{ mem *memory.Store }
+
+func (partStore) Local() bool { return false }
+
+func (s partStore) AllowN(ctx context.Context, key string, l ratelimit.Limit, n int) (ratelimit.Result, error) {
+	if strings.Contains(key, "down") {
+		return ratelimit.Result{}, errDown
+	}
+	return s.mem.AllowN(ctx, key, l, n)
+}
+
+// TestBreakerOpensOnTheStoresOutageNotAPart: while the store answers some
+// keys, failures of the others, any number in a row, leave the breaker
+// closed: the failure policy answers those keys, the store the rest (an
+// open breaker would send every key to the fallback). Once the store has
+// answered nothing for a time budget, failures count, and the breaker
+// opens after its threshold.
+func TestBreakerOpensOnTheStoresOutageNotAPart(t *testing.T) {
+	const budget = 50 * time.Millisecond
+	mem := memory.New()
+	defer mem.Close()
+	b := ratelimit.NewBreaker(3, time.Hour)
+	l, err := ratelimit.New(partStore{mem}, ratelimit.PerMinute(1000), ratelimit.WithPlainKeys(), ratelimit.WithTimeout(budget),
+		ratelimit.WithBreaker(b), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	ratelimit.SetClock(l, clock.Now)
+	ctx := context.Background()
+	for i := range 20 {
+		if res, err := l.Allow(ctx, "up"); err != nil || !res.Allowed {
+			t.Fatalf("round %d: a key the store serves: %+v, %v", i, res, err)
+		}
+		for range 10 { // ten failures in a row, each round
+			if _, err := l.Allow(ctx, "down"); err == nil {
+				t.Fatal("a key the store fails: no error")
+			}
+		}
+		if b.State() != ratelimit.BreakerClosed {
+			t.Fatalf("round %d: breaker %v while the store answers other keys, want closed", i, b.State())
+		}
+		clock.Add(budget / 4)
+	}
+	clock.Add(budget + time.Millisecond) // the store has answered nothing for a budget
+	for range 3 {
+		l.Allow(ctx, "down")
+	}
+	if b.State() != ratelimit.BreakerOpen {
+		t.Fatalf("breaker %v after 3 failures of a store silent for a budget, want open", b.State())
+	}
+}
