@@ -61,11 +61,16 @@ func (rs resetter) handler() http.Handler {
 		ctx := context.WithoutCancel(r.Context())
 		q := r.URL.Query()
 		var err error
+		answer := "reset\n"
 		switch {
 		case q.Get("api_key") != "":
 			err = rs.api().Reset(ctx, "x-api-key:"+q.Get("api_key"))
 		case q.Get("account") != "":
-			err = rs.resetLogin(ctx, q.Get("account"), q.Get("address"))
+			var partly bool
+			partly, err = rs.resetLogin(ctx, q.Get("account"), q.Get("address"))
+			if partly {
+				answer = "reset the account's own budget; its blocks per address stay: give address= to lift one\n"
+			}
 		default:
 			http.Error(w, "want api_key= or account= (and address=)", http.StatusBadRequest)
 			return
@@ -74,34 +79,38 @@ func (rs resetter) handler() http.Handler {
 			http.Error(w, "reset failed: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		w.Write([]byte("reset\n"))
+		w.Write([]byte(answer))
 	})
 }
 
-func (rs resetter) resetLogin(ctx context.Context, account, address string) error {
+// resetLogin resets account's login budgets, and with address those of
+// the account from that address, with its block. It reports whether it
+// left some out: without address, those per account and address.
+func (rs resetter) resetLogin(ctx context.Context, account, address string) (partly bool, err error) {
 	if address != "" {
 		if _, err := netip.ParseAddr(address); err != nil {
-			return fmt.Errorf("address %q is not an IP address", address)
+			return false, fmt.Errorf("address %q is not an IP address", address)
 		}
 	}
 	done := 0
 	for _, l := range rs.login {
 		if l.byAddress && address == "" {
+			partly = true
 			continue
 		}
 		key, err := l.key(account, address)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if err := l.limiter().Reset(ctx, key); err != nil {
-			return err
+			return false, err
 		}
 		done++
 	}
 	if done == 0 {
-		return fmt.Errorf("want address= too: the login is limited per account and address")
+		return false, fmt.Errorf("want address= too: the login is limited per account and address")
 	}
-	return nil
+	return partly, nil
 }
 
 // ipKeyOf returns what ratelimit.KeyByIP gives a request from address.

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -114,5 +117,78 @@ func TestTrustedProxiesKeyEveryRoute(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestAdminResetWithoutAddressSaysWhatStays: ?account= alone resets the
+// account's own budget and says that its blocks per address stay (a
+// blocked login stays blocked), or with rules.yaml, which limits logins
+// per account and address only, asks for address=; with address= the
+// block is lifted.
+func TestAdminResetWithoutAddressSaysWhatStays(t *testing.T) {
+	for _, file := range []string{"", "rules.yaml"} {
+		t.Run("rules "+file, func(t *testing.T) {
+			s, err := app(config{store: frozenStore(t), rulesFile: file, adminToken: testToken})
+			if err != nil {
+				t.Fatal(err)
+			}
+			serve := func(method, target string) *httptest.ResponseRecorder {
+				r := httptest.NewRequest(method, target, nil)
+				r.RemoteAddr = "192.0.2.7:1"
+				r.Header.Set("Authorization", "Bearer "+testToken)
+				w := httptest.NewRecorder()
+				s.handler.ServeHTTP(w, r)
+				return w
+			}
+			login := func() int { return serve("POST", "/login?account=hank&password=guess").Code }
+			for login() != http.StatusTooManyRequests {
+			}
+			// the built-in /login has a budget per account too; rules.yaml's
+			// has only its limit per account and address
+			want, says := http.StatusOK, "blocks per address stay"
+			if file != "" {
+				want, says = http.StatusBadRequest, "want address= too"
+			}
+			if w := serve("POST", "/admin/reset?account=hank"); w.Code != want || !strings.Contains(w.Body.String(), says) {
+				t.Fatalf("reset without address: %d %q, want %d saying %q", w.Code, w.Body, want, says)
+			}
+			if c := login(); c != http.StatusTooManyRequests {
+				t.Fatalf("a login after a reset without address: %d, want 429 (blocked from its address)", c)
+			}
+			if w := serve("POST", "/admin/reset?account=hank&address=192.0.2.7"); w.Code != http.StatusOK || w.Body.String() != "reset\n" {
+				t.Fatalf("reset with address: %d %q, want 200 reset", w.Code, w.Body)
+			}
+			if c := login(); c != http.StatusUnauthorized {
+				t.Fatalf("a login after a reset with address: %d, want 401 (served)", c)
+			}
+		})
+	}
+}
+
+// TestLoginTakesAMultipartForm: a login sent as multipart/form-data is read
+// as a URL-encoded one, with the built-in routes and with rules.yaml (whose
+// key read the account from the form before the handler could).
+func TestLoginTakesAMultipartForm(t *testing.T) {
+	for _, file := range []string{"", "rules.yaml"} {
+		t.Run("rules "+file, func(t *testing.T) {
+			s, err := app(config{store: frozenStore(t), rulesFile: file})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for password, want := range map[string]int{"correct-horse": http.StatusOK, "guess": http.StatusUnauthorized} {
+				var body bytes.Buffer
+				mw := multipart.NewWriter(&body)
+				mw.WriteField("account", "ann")
+				mw.WriteField("password", password)
+				mw.Close()
+				r := httptest.NewRequest("POST", "/login", &body)
+				r.Header.Set("Content-Type", mw.FormDataContentType())
+				w := httptest.NewRecorder()
+				s.handler.ServeHTTP(w, r)
+				if w.Code != want {
+					t.Errorf("password %s: %d %q, want %d", password, w.Code, w.Body, want)
+				}
+			}
+		})
 	}
 }

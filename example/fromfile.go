@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"log"
 	"net/http"
 	"net/netip"
@@ -93,7 +94,9 @@ func limitLogin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/login" && r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, 4096)
-			if err := r.ParseForm(); err != nil {
+			// as FormValue reads it in the built-in routes: a URL-encoded
+			// or a multipart form
+			if err := r.ParseMultipartForm(4096); err != nil && !errors.Is(err, http.ErrNotMultipart) {
 				http.Error(w, "bad form", http.StatusBadRequest)
 				return
 			}
