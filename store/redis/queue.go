@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -34,10 +35,12 @@ type batcher struct {
 	addr string
 	node atomic.Pointer[goredis.Client]
 
-	mu      sync.Mutex
-	queue   []*pending
-	senders int           // calls in flight, or being formed
-	took    time.Duration // how long recent calls took, smoothed
+	mu       sync.Mutex
+	queue    []*pending
+	senders  int           // calls in flight, or being formed
+	took     time.Duration // how long recent calls took, smoothed
+	answered time.Time     // when the node last answered a call (silent)
+	busy     time.Time     // when calls went out to an idle node that had answered since the last time
 }
 
 const (
@@ -58,6 +61,10 @@ const (
 // and a limiter does not count it against the store in its breaker.
 var ErrBusy = fmt.Errorf("ratelimit/redis: too many decisions waiting for Redis: %w", ratelimit.ErrNotSent)
 
+// errSilent is the error of a decision that finds every call to its node
+// in flight and the node silent for longer than the decision can wait.
+var errSilent = fmt.Errorf("ratelimit/redis: not sent, Redis has answered nothing for longer than the decision can wait: %w", ratelimit.ErrNotSent)
+
 // errNotSent is the error of a queued decision that was not sent: its
 // caller gave up on it (ratelimit.Sending returned false), or its deadline
 // was too near for an answer in time.
@@ -72,6 +79,9 @@ func (s *Store) decide(b *batcher, p *pending) (ratelimit.Result, error) {
 	}
 	b.mu.Lock()
 	if b.senders < maxSenders {
+		if b.senders == 0 && !b.answered.Before(b.busy) { // a new busy spell (silent)
+			b.busy = time.Now()
+		}
 		b.senders++
 		b.mu.Unlock()
 		s.lead(b, p.self[:])
@@ -80,6 +90,10 @@ func (s *Store) decide(b *batcher, p *pending) (ratelimit.Result, error) {
 	if len(b.queue) >= maxQueued {
 		b.mu.Unlock()
 		return ratelimit.Result{}, ErrBusy
+	}
+	if b.silent(p, time.Now()) {
+		b.mu.Unlock()
+		return ratelimit.Result{}, errSilent
 	}
 	if p.wake == nil {
 		p.wake = make(chan struct{}, 1)
@@ -117,11 +131,16 @@ func (s *Store) decide(b *batcher, p *pending) (ratelimit.Result, error) {
 func (s *Store) lead(b *batcher, batch []*pending) {
 	start := time.Now()
 	s.send(b, batch)
-	took := time.Since(start)
+	end := time.Now()
+	took := end.Sub(start)
+	answered := batch[0].err == nil || errors.Is(batch[0].err, ErrLate)
 	for _, p := range batch[1:] {
 		p.wake <- struct{}{}
 	}
 	b.mu.Lock()
+	if answered {
+		b.answered = end
+	}
 	if b.took == 0 {
 		b.took = took
 	}
@@ -168,6 +187,24 @@ func (b *batcher) takeBatch(now time.Time) []*pending {
 			return next
 		}
 	}
+}
+
+// silent reports whether p, which finds every call to b's node in flight,
+// would wait for a node that has answered nothing for longer than p can
+// wait (a node that hangs, such as one Redis Cluster master frozen while
+// the others answer): p is then refused at once, not queued until its
+// deadline nears, so that a hung node costs only the calls in flight
+// their time budget. The silence counts from the node's last answer, or
+// from when calls went out to it after it had been idle, whichever is
+// later: a node that answered its last call is not silent while idle.
+// b.mu is held.
+func (b *batcher) silent(p *pending, now time.Time) bool {
+	d, ok := p.ctx.Deadline()
+	since := b.answered
+	if b.busy.After(since) {
+		since = b.busy
+	}
+	return ok && now.Sub(since) > d.Sub(now)
 }
 
 // tooLate reports whether p's deadline is nearer than recent calls took;
