@@ -239,7 +239,13 @@ type Result struct {
 	Limit Limit
 	// Remaining is how many more requests of cost 1 would pass right now,
 	// after this decision: with 5 tokens left and a request of cost 2
-	// allowed, Remaining is 3. Never negative.
+	// allowed, Remaining is 3. Never negative. On a token bucket it is the
+	// whole tokens left, as golang.org/x/time/rate's TokensAt gives them;
+	// a request for which a fraction of a token is missing still passes
+	// where x/time/rate's wait for it rounds down to 0 ns (a bucket 10^-7
+	// of a token short at 1,000 a second; at a billion a second or more,
+	// every request the next nanosecond refills), so more may pass than
+	// Remaining says, never fewer.
 	Remaining int
 	// RetryAfter is, when the request was denied, the shortest wait after
 	// which the same request would pass, such as 100ms for a token bucket
