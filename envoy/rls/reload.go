@@ -44,14 +44,21 @@ type Reloader struct {
 	seen string // the fingerprint of the files last loaded
 }
 
-// NewReloader returns a Reloader of rt into svc, loading the files now.
+// NewReloader returns a Reloader of rt into svc, loading the files now
+// (an empty or missing Dir is an empty Config: every request OK).
 func NewReloader(rt Runtime, svc *Service) (*Reloader, error) {
-	r := &Reloader{rt: rt, svc: svc}
+	// No fingerprint is notLoaded: the first Check loads, even an empty
+	// Dir, whose fingerprint is "".
+	r := &Reloader{rt: rt, svc: svc, seen: notLoaded}
 	if _, err := r.Check(); err != nil {
 		return r, err
 	}
 	return r, nil
 }
+
+// notLoaded is the fingerprint of a Reloader that has loaded nothing yet:
+// a path holds no NUL.
+const notLoaded = "\x00"
 
 // Check loads the files if they changed since the last load, and reports
 // whether it loaded them.

@@ -2,6 +2,7 @@ package rls
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	pb "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 )
 
 const (
@@ -142,6 +145,54 @@ func TestHealth(t *testing.T) {
 		h.ServeHTTP(w, httptest.NewRequest("GET", "/healthcheck", nil))
 		if w.Code != c.code {
 			t.Errorf("healthy %v: %d, want %d", c.ok, w.Code, c.code)
+		}
+	}
+}
+
+// TestReloadOfNoFiles: an empty or missing directory is an empty Config,
+// loaded at once whether or not the root is watched (with
+// RUNTIME_WATCH_ROOT=false the fingerprint of no files once matched the
+// Reloader's "nothing seen", the Config stayed nil and ratelimitd crashed
+// at start-up); a file that appears later is loaded.
+func TestReloadOfNoFiles(t *testing.T) {
+	for _, watch := range []bool{false, true} {
+		for _, dir := range []string{"empty", "missing"} {
+			t.Run(fmt.Sprintf("%s, watch root %v", dir, watch), func(t *testing.T) {
+				base := t.TempDir()
+				root := filepath.Join(base, "current")
+				if err := os.MkdirAll(filepath.Join(base, "v1"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if dir == "empty" {
+					os.MkdirAll(filepath.Join(base, "v1", "config"), 0o755)
+				}
+				if err := os.Symlink(filepath.Join(base, "v1"), root); err != nil {
+					t.Fatal(err)
+				}
+				s, _ := newTestService(t, "domain: other\n", Options{})
+				s.SetConfig(nil) // as ratelimitd starts: no Config before the first load
+				r, err := NewReloader(Runtime{Root: root, WatchRoot: watch}, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.Config() == nil {
+					t.Fatal("no Config after the first load")
+				}
+				resp, err := s.ShouldRateLimit(context.Background(), request("d", desc("k=v")))
+				if err != nil || resp.OverallCode != pb.RateLimitResponse_OK {
+					t.Fatalf("a request with no rules: %v, %v; want OK", resp.GetOverallCode(), err)
+				}
+				if watch {
+					return // a file change is not what a watched root reloads on
+				}
+				writeFile(t, filepath.Join(root, "config", "r.yaml"), oneRule, time.Unix(1_700_000_000, 0))
+				if loaded, err := r.Check(); !loaded || err != nil {
+					t.Fatalf("a file that appeared: loaded %v, %v", loaded, err)
+				}
+				if got := limitOf(t, s); got != 1 {
+					t.Errorf("after the file appeared: limit %d, want 1", got)
+				}
+			})
 		}
 	}
 }
