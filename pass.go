@@ -159,6 +159,9 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) *outcome {
 	if l.countIf != nil && p.op == take || p.op == book {
 		p.sent = time.Now()
 	}
+	if p.op == each && l.denies != nil {
+		p.sent = now // the deny cache's instant for each take (takes.go)
+	}
 	err = l.call(ctx, p)
 	var latency time.Duration
 	if l.observer.Decision != nil {

@@ -32,7 +32,7 @@ func (l *Limiter) record(ctx context.Context, p *pass, now time.Time, latency ti
 	switch {
 	case l.denies != nil && l.blockFor > 0:
 		l.recordBlocked(p, now)
-	case l.denies != nil && p.op == take:
+	case l.denies != nil && (p.op == take || p.op == each):
 		for i, t := range p.takes {
 			l.denies.record(t.Key, t.N, now, p.results[i])
 		}

@@ -54,7 +54,10 @@ func (l *Limiter) AllowTakes(ctx context.Context, takes []Take, results []Result
 // window still holds, up to its cost, so that the window is full, and a
 // denied take of another algorithm takes nothing. The request passes only
 // if every take is allowed. One store call per take, two for a window
-// that fills, each within the time budget; the deny cache is not asked.
+// that fills, each within the time budget; a take the deny cache
+// ([WithDenyCache]) knows the store would deny is answered from it,
+// without a call (the store would take nothing: a window that refused is
+// full already).
 // While the store fails, the fallback store decides, all or nothing, the
 // takes the store had not counted when it failed (never one twice), and
 // the store is charged what the fallback admitted once it answers again,
@@ -196,6 +199,14 @@ func (l *Limiter) takeEach(ctx context.Context, p *pass) error {
 	for i := range p.takes {
 		p.done = i
 		t, res := &p.takes[i], &p.results[i]
+		if l.denies != nil {
+			// A take the cache knows the store would deny: it would take
+			// nothing (a window that refused was filled already).
+			if cached, ok := l.denies.get(t.Key, t.Limit, t.N, p.sent); ok {
+				*res = cached
+				continue
+			}
+		}
 		if err := allowWithin(ctx, l.budget, l.store, t.Key, t.Limit, t.N, res); err != nil {
 			return err
 		}

@@ -1,0 +1,60 @@
+package ratelimit_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/store/memory"
+)
+
+// TestCountTakesAskTheDenyCache: once the store has denied a take of
+// CountTakes, the same take is answered from the deny cache without a
+// store call until its wait is over, for a fixed window and a token bucket,
+// while the request's other takes are still counted by the store; after
+// the wait, the store is asked again.
+func TestCountTakesAskTheDenyCache(t *testing.T) {
+	for _, alg := range []ratelimit.Algorithm{ratelimit.FixedWindow, ratelimit.TokenBucket} {
+		t.Run(alg.String(), func(t *testing.T) {
+			clock := &fakeClock{now: time.Unix(1_700_000_000, 0).Truncate(time.Minute)}
+			mem := memory.New(memory.WithClock(clock.Now))
+			defer mem.Close()
+			store := &countingStore{Store: &remoteStore{Store: mem}}
+			l, err := ratelimit.New(store, ratelimit.PerMinute(1), ratelimit.WithDenyCache(1000), ratelimit.WithDenyCacheMaxAge(0), ratelimit.WithPlainKeys())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ratelimit.SetClock(l, clock.Now)
+			limit := ratelimit.PerMinute(2).WithAlgorithm(alg)
+			takes := []ratelimit.Take{{Key: "spent", Limit: limit, N: 1}, {Key: "open", Limit: ratelimit.PerMinute(1000), N: 1}}
+			results := make([]ratelimit.Result, 2)
+			ctx := context.Background()
+			for range 3 { // 2 allowed, then denied by the store
+				l.CountTakes(ctx, takes, results)
+			}
+			if results[0].Allowed {
+				t.Fatal("the third take of a budget of 2 was allowed")
+			}
+			before := store.calls.Load()
+			for i := range 5 {
+				ok, err := l.CountTakes(ctx, takes, results)
+				if ok || err != nil || results[0].Allowed || !results[1].Allowed {
+					t.Fatalf("request %d past the budget: %v %v, results %+v", i, ok, err, results)
+				}
+			}
+			if calls := store.calls.Load() - before; calls != 5 {
+				t.Fatalf("%d store calls for 5 requests past the budget, want 5: the other take's alone", calls)
+			}
+			report := make([]ratelimit.Result, 1)
+			if _, err := l.CountTakes(ctx, []ratelimit.Take{{Key: "open", Limit: ratelimit.PerMinute(1000)}}, report); err != nil || report[0].Remaining != 1000-8 {
+				t.Fatalf("the other take's budget: %d left (%v), want %d: each request counted", report[0].Remaining, err, 1000-8)
+			}
+			clock.Add(time.Minute) // the wait is over
+			before = store.calls.Load()
+			if ok, _ := l.CountTakes(ctx, takes, results); !ok || store.calls.Load()-before != 2 {
+				t.Fatalf("after the wait: allowed %v with %d store calls, want allowed with 2", ok, store.calls.Load()-before)
+			}
+		})
+	}
+}
