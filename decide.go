@@ -46,7 +46,9 @@ func (l *Limiter) KeysByAddress() bool { return l.defaultKey }
 // response, and reports whether the caller should go on and, if not, the
 // HTTP status Admit would have answered with:
 //   - 429 Too Many Requests: over budget; h holds Retry-After;
-//   - 503 Service Unavailable: the store failed and the limiter fails closed;
+//   - 503 Service Unavailable: the store failed and the limiter fails
+//     closed, or ctx's deadline passed before the store answered (told to
+//     the error handler);
 //   - 500 Internal Server Error: a bad configuration, such as a key that
 //     needs [WithKeySecret], told to the error handler;
 //   - 400 Bad Request: an empty key;

@@ -15,8 +15,9 @@ import (
 // TestRequestDeadlineIsNotServed: the server's deadline on the request
 // runs out while the store is called. Whatever the failure policy, the
 // request is not served (fail open would serve a key out of budget, the
-// fallback would spend a budget of its own): 503, one error told, and the
-// breaker, which counts the store's failures only, stays closed.
+// fallback would spend a budget of its own): 503 from Admit and AdmitKey,
+// each told to the error handler, and the breaker, which counts the
+// store's failures only, stays closed.
 func TestRequestDeadlineIsNotServed(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -41,8 +42,14 @@ func TestRequestDeadlineIsNotServed(t *testing.T) {
 			if code := serveStatus(l, ctx); code != http.StatusServiceUnavailable {
 				t.Errorf("status %d, want 503", code)
 			}
-			if len(told) != 1 || !errors.Is(told[0], context.DeadlineExceeded) {
-				t.Errorf("error handler told %v, want one DeadlineExceeded", told)
+			// AdmitKey (a gRPC call's entry) answers as Admit does
+			ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Millisecond)
+			defer cancel2()
+			if ok, code := l.AdmitKey(ctx2, "ip:192.0.2.1", http.Header{}); ok || code != http.StatusServiceUnavailable {
+				t.Errorf("AdmitKey: %v, %d; want false, 503", ok, code)
+			}
+			if len(told) != 2 || !errors.Is(told[0], context.DeadlineExceeded) || !errors.Is(told[1], context.DeadlineExceeded) {
+				t.Errorf("error handler told %v, want two DeadlineExceeded", told)
 			}
 			if b.State() != ratelimit.BreakerClosed {
 				t.Errorf("breaker %v, want closed", b.State())

@@ -76,7 +76,7 @@ func (l *Limiter) conclude(r *http.Request, h http.Header, o *outcome) (ok bool,
 	case badKey:
 		return false, keyErrorStatus(o.err)
 	case gone: // the request's own context ended first (pass_record.go)
-		if r != nil && !errors.Is(o.err, context.Canceled) { // its deadline: its caller may wait for an answer
+		if !errors.Is(o.err, context.Canceled) { // its deadline: its caller may wait for an answer
 			l.onError(r, o.err)
 			return false, http.StatusServiceUnavailable
 		}

@@ -93,8 +93,10 @@ type Observer struct {
 	// Decision is called once per decided request: allowed, denied, would
 	// deny, or Errored, from the failure policy: the store failed, or the
 	// request's cost or configuration was bad, such as a plan the policies
-	// lack (answered 500, the store not asked, no Key). Skipped requests
-	// and requests without a key (answered 4xx) are not decisions.
+	// lack (answered 500, the store not asked, no Key). Skipped requests,
+	// requests without a key (answered 4xx) and requests whose own
+	// context ended before the store answered (their client gone, or
+	// their own deadline passed: answered 503) are not decisions.
 	Decision func(Decision)
 	// BreakerChange is called when the limiter's [Breaker] changes state,
 	// while the breaker holds its lock: it must not call the breaker.
