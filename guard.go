@@ -19,8 +19,11 @@ type guard struct {
 	// lastAnswer is when the store last answered, in Unix ns, kept when
 	// track is set (a breaker or a fallback's debts read it).
 	lastAnswer atomic.Int64
-	track      bool
-	noted      atomic.Pointer[cohort] // the budget's cohort when lastAnswer was last noted (answered)
+	// firstShed is when a decision was first shed, in Unix ns, while the
+	// store had never answered (shedBehindAnswers).
+	firstShed atomic.Int64
+	track     bool
+	noted     atomic.Pointer[cohort] // the budget's cohort when lastAnswer was last noted (answered)
 }
 
 // enter reports whether a call may go to the store: whether it is the
@@ -73,7 +76,8 @@ func (g *guard) settle(ctx context.Context, err error, probe bool) callEnd {
 		switch {
 		case end == answered:
 			g.breaker.success(probe)
-		case (end == storeFailed || end == shed) && (probe || !g.answeredWithinBudget()):
+		case end == storeFailed && (probe || !g.answeredWithinBudget()),
+			end == shed && (probe || !g.shedBehindAnswers()):
 			g.breaker.failure(g.now(), probe, err)
 		default:
 			g.breaker.release(probe)
@@ -116,6 +120,24 @@ func (g *guard) answered() {
 func (g *guard) answeredWithinBudget() bool {
 	last := g.lastAnswer.Load()
 	return last != 0 && g.budget != nil && g.now().UnixNano()-last <= int64(g.budget.d)
+}
+
+// shedBehindAnswers reports whether a decision the store did not send
+// waited behind calls it answers: answeredWithinBudget, or, for a store
+// that has never answered, within a budget of the first decision it shed.
+// The first burst of a cold start (connections still dialled, scripts
+// still loaded) sheds decisions behind calls about to be answered; a
+// store that never answers still opens the breaker, a budget later.
+func (g *guard) shedBehindAnswers() bool {
+	if g.answeredWithinBudget() {
+		return true
+	}
+	if g.budget == nil || g.lastAnswer.Load() != 0 {
+		return false
+	}
+	now := g.now().UnixNano()
+	g.firstShed.CompareAndSwap(0, now)
+	return now-g.firstShed.Load() <= int64(g.budget.d)
 }
 
 // withinOr is [within] for a call whose answer holds something to give

@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -64,5 +65,45 @@ func TestBreakerOpensOnTheStoresOutageNotAPart(t *testing.T) {
 	}
 	if b.State() != ratelimit.BreakerOpen {
 		t.Fatalf("breaker %v after 3 failures of a store silent for a budget, want open", b.State())
+	}
+}
+
+// shedStore sheds every decision (ErrNotSent), as a group commit does
+// while its queue is full: it never answers.
+type shedStore struct{}
+
+func (shedStore) Local() bool { return false }
+
+func (shedStore) AllowN(context.Context, string, ratelimit.Limit, int) (ratelimit.Result, error) {
+	return ratelimit.Result{}, fmt.Errorf("queue full: %w", ratelimit.ErrNotSent)
+}
+
+// TestColdStartShedsOpenTheBreakerABudgetLater: a store that has never
+// answered and sheds decisions (the first burst of a cold start, while
+// connections are dialled) leaves the breaker closed for a time budget
+// from the first decision it shed, then opens it: a store that never
+// answers is still found out.
+func TestColdStartShedsOpenTheBreakerABudgetLater(t *testing.T) {
+	const budget = 50 * time.Millisecond
+	b := ratelimit.NewBreaker(1, time.Hour)
+	l, err := ratelimit.New(shedStore{}, ratelimit.PerMinute(10), ratelimit.WithPlainKeys(), ratelimit.WithTimeout(budget),
+		ratelimit.WithBreaker(b), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	ratelimit.SetClock(l, clock.Now)
+	ctx := context.Background()
+	for range 10 {
+		l.Allow(ctx, "k")
+		clock.Add(budget / 10)
+	}
+	if b.State() != ratelimit.BreakerClosed {
+		t.Fatalf("breaker %v within a budget of the first shed decision, want closed", b.State())
+	}
+	clock.Add(budget/10 + time.Millisecond)
+	l.Allow(ctx, "k")
+	if b.State() != ratelimit.BreakerOpen {
+		t.Fatalf("breaker %v a budget after the first shed decision of a store that never answered, want open", b.State())
 	}
 }
