@@ -79,12 +79,16 @@ func KeyByIP(opts ...clientip.Option) KeyFunc {
 // the store only as a keyed hash (see [WithKeySecret]). A request without
 // the header gets 400 "missing X-Api-Key header" (the header's canonical
 // name); compose with [FirstOf] to fall back to another key instead. A
-// header named Ip or Route gives "header:ip:" or "header:route:" + the
-// value, never the form of an address or route key.
+// header named as the prefix of another key (Ip, Route, User, Echo,
+// Header) gives "header:" + that name + ":" + the value ("header:user:"),
+// never the form of an address, route, user or header key: with
+// FirstOf(KeyByContext(k), KeyByHeader("User")), a client that sends
+// "User: alice" does not spend the budget of the signed-in user alice.
 func KeyByHeader(name string) KeyFunc {
 	canonical := http.CanonicalHeaderKey(name)
 	prefix := strings.ToLower(canonical) + ":"
-	if prefix == "ip:" || prefix == "route:" {
+	switch prefix {
+	case "ip:", "route:", "user:", "echo:", "header:": // the prefixes of the other key functions' keys
 		prefix = "header:" + prefix
 	}
 	missing := &MissingKeyError{What: canonical + " header", Status: http.StatusBadRequest}

@@ -1,6 +1,7 @@
 package ratelimit_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -96,4 +97,55 @@ func ExampleKeyByRoute_outsideServeMux() {
 	// Output:
 	// route:unmatched
 	// route:unmatched
+}
+
+type signedIn struct{}
+
+// TestHeaderKeysNeverTakeAnotherKeyFuncsForm: a header named as the prefix
+// of another key function's keys keys as "header:" + its name, so that a
+// client choosing the header's value cannot spend another key's budget:
+// with FirstOf(KeyByContext, KeyByHeader("User")), "User: alice" from a
+// client that is not signed in is not the signed-in alice's key, and
+// "Ip: 192.0.2.1" is not the address's.
+func TestHeaderKeysNeverTakeAnotherKeyFuncsForm(t *testing.T) {
+	header := func(name, value string) *http.Request {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = "192.0.2.1:1"
+		r.Header.Set(name, value)
+		return r
+	}
+	signedInAs := func(user string) *http.Request {
+		r := httptest.NewRequest("GET", "/", nil)
+		return r.WithContext(context.WithValue(r.Context(), signedIn{}, user))
+	}
+	byUser := ratelimit.FirstOf(ratelimit.KeyByContext(signedIn{}), ratelimit.KeyByHeader("User"))
+	tests := []struct {
+		name       string
+		key        ratelimit.KeyFunc
+		forged     *http.Request
+		real       ratelimit.KeyFunc
+		realReq    *http.Request
+		forgedWant string
+	}{
+		{"User", byUser, header("User", "alice"), byUser, signedInAs("alice"), "header:user:alice"},
+		{"Ip", ratelimit.KeyByHeader("Ip"), header("Ip", "ip:192.0.2.1"), ratelimit.KeyByIP(), header("X", "y"), "header:ip:ip:192.0.2.1"},
+		{"Route", ratelimit.KeyByHeader("Route"), header("Route", "GET /"), ratelimit.KeyByRoute(), header("X", "y"), "header:route:GET /"},
+		{"Header", ratelimit.KeyByHeader("Header"), header("Header", "ip:x"), ratelimit.KeyByHeader("Ip"), header("Ip", "x"), "header:header:ip:x"},
+		{"Echo", ratelimit.KeyByHeader("echo"), header("Echo", "id"), nil, nil, "header:echo:id"},
+		{"X-API-Key", ratelimit.KeyByHeader("X-API-Key"), header("X-API-Key", "k"), nil, nil, "x-api-key:k"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			forged, err := tt.key(tt.forged)
+			if err != nil || forged != tt.forgedWant {
+				t.Fatalf("key of the header: %q, %v; want %q", forged, err, tt.forgedWant)
+			}
+			if tt.real == nil {
+				return
+			}
+			if real, err := tt.real(tt.realReq); err != nil || real == forged {
+				t.Fatalf("the forged header's key %q is the real key %q (%v)", forged, real, err)
+			}
+		})
+	}
 }
