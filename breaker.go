@@ -49,6 +49,10 @@ const (
 // Redis Cluster master that hangs while the others answer, keeps the
 // breaker closed, and the failure policy answers the failing calls alone
 // (each still costs its time budget) while the store decides the rest.
+// The probe's store call runs to the time budget even if its request ends
+// first (its client gone, its own deadline passed), so that it proves the
+// store up or down: a request answered past its own end is not served,
+// and keeps what the store took.
 // Limiters on one store may share a Breaker (pass it to each with
 // [WithBreaker]). It is safe for concurrent use by multiple goroutines.
 type Breaker struct {

@@ -2,9 +2,11 @@ package ratelimit_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,5 +107,58 @@ func TestColdStartShedsOpenTheBreakerABudgetLater(t *testing.T) {
 	l.Allow(ctx, "k")
 	if b.State() != ratelimit.BreakerOpen {
 		t.Fatalf("breaker %v a budget after the first shed decision of a store that never answered, want open", b.State())
+	}
+}
+
+// slowStore answers after a delay, as a store across a network does.
+type slowStore struct {
+	ratelimit.Store
+	delay time.Duration
+	down  atomic.Bool
+}
+
+func (*slowStore) Local() bool { return false }
+
+func (s *slowStore) AllowN(ctx context.Context, key string, l ratelimit.Limit, n int) (ratelimit.Result, error) {
+	if s.down.Load() {
+		return ratelimit.Result{}, errDown
+	}
+	time.Sleep(s.delay) // the store's answer takes this long, whatever ctx says
+	return s.Store.AllowN(ctx, key, l, n)
+}
+
+// TestAShortDeadlineProbeStillClosesTheBreaker: the probe of a half-open
+// breaker is a request whose own deadline (1 ms) passes before the store
+// (healthy again, 5 ms a call) answers. The probe's call runs to the time
+// budget all the same and closes the breaker, so that a flood of requests
+// with short deadlines cannot hold it half-open; the request itself is
+// not served past its deadline.
+func TestAShortDeadlineProbeStillClosesTheBreaker(t *testing.T) {
+	mem := memory.New()
+	defer mem.Close()
+	store := &slowStore{Store: mem, delay: 5 * time.Millisecond}
+	b := ratelimit.NewBreaker(1, time.Minute)
+	l, err := ratelimit.New(store, ratelimit.PerMinute(100), ratelimit.WithPlainKeys(), ratelimit.WithTimeout(time.Second),
+		ratelimit.WithBreaker(b), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	ratelimit.SetClock(l, clock.Now)
+	ctx := context.Background()
+	store.down.Store(true)
+	l.Allow(ctx, "k")
+	if b.State() != ratelimit.BreakerOpen {
+		t.Fatalf("breaker %v after a failure of a store that never answered, want open", b.State())
+	}
+	store.down.Store(false)
+	clock.Add(time.Minute) // the cool-down is over: the next request probes
+	short, cancel := context.WithTimeout(ctx, time.Millisecond)
+	defer cancel()
+	if res, err := l.Allow(short, "k"); res.Allowed || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the probe's request, answered past its deadline: %+v, %v; want not allowed, DeadlineExceeded", res, err)
+	}
+	if b.State() != ratelimit.BreakerClosed {
+		t.Fatalf("breaker %v after a probe the store answered past its request's deadline, want closed", b.State())
 	}
 }

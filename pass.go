@@ -162,13 +162,24 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) *outcome {
 	if p.op == each && l.denies != nil {
 		p.sent = now // the deny cache's instant for each take (takes.go)
 	}
-	err = l.call(ctx, p)
+	callCtx := ctx
+	if probe {
+		// A half-open breaker's probe runs to the time budget whatever its
+		// request's own end: it must prove the store up or down, or a flood
+		// of requests with short deadlines would hold the breaker half-open
+		// against a store that answers.
+		callCtx = context.WithoutCancel(ctx)
+	}
+	err = l.call(callCtx, p)
 	var latency time.Duration
 	if l.observer.Decision != nil {
 		latency = time.Since(start)
 	}
-	switch l.settle(ctx, err, probe) {
+	switch l.settle(callCtx, err, probe) {
 	case answered:
+		if probe && ownEnd(ctx) { // answered past its request's end: counted, not served
+			return l.ended(ctx, p, nil)
+		}
 		return l.record(ctx, p, now, latency)
 	case refused:
 		return p.answer(outcome{end: badCost, err: err, latency: latency})
