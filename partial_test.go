@@ -39,13 +39,7 @@ func TestBreakerOpensOnTheStoresOutageNotAPart(t *testing.T) {
 	mem := memory.New()
 	defer mem.Close()
 	b := ratelimit.NewBreaker(3, time.Hour)
-	l, err := ratelimit.New(partStore{mem}, ratelimit.PerMinute(1000), ratelimit.WithPlainKeys(), ratelimit.WithTimeout(budget),
-		ratelimit.WithBreaker(b), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	ratelimit.SetClock(l, clock.Now)
+	l, clock := breakerLimiter(t, partStore{mem}, ratelimit.PerMinute(1000), budget, b)
 	ctx := context.Background()
 	for i := range 20 {
 		if res, err := l.Allow(ctx, "up"); err != nil || !res.Allowed {
@@ -88,13 +82,7 @@ func (shedStore) AllowN(context.Context, string, ratelimit.Limit, int) (ratelimi
 func TestColdStartShedsOpenTheBreakerABudgetLater(t *testing.T) {
 	const budget = 50 * time.Millisecond
 	b := ratelimit.NewBreaker(1, time.Hour)
-	l, err := ratelimit.New(shedStore{}, ratelimit.PerMinute(10), ratelimit.WithPlainKeys(), ratelimit.WithTimeout(budget),
-		ratelimit.WithBreaker(b), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	ratelimit.SetClock(l, clock.Now)
+	l, clock := breakerLimiter(t, shedStore{}, ratelimit.PerMinute(10), budget, b)
 	ctx := context.Background()
 	for range 10 {
 		l.Allow(ctx, "k")
@@ -138,13 +126,7 @@ func TestAShortDeadlineProbeStillClosesTheBreaker(t *testing.T) {
 	defer mem.Close()
 	store := &slowStore{Store: mem, delay: 5 * time.Millisecond}
 	b := ratelimit.NewBreaker(1, time.Minute)
-	l, err := ratelimit.New(store, ratelimit.PerMinute(100), ratelimit.WithPlainKeys(), ratelimit.WithTimeout(time.Second),
-		ratelimit.WithBreaker(b), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	ratelimit.SetClock(l, clock.Now)
+	l, clock := breakerLimiter(t, store, ratelimit.PerMinute(100), time.Second, b)
 	ctx := context.Background()
 	store.down.Store(true)
 	l.Allow(ctx, "k")
@@ -161,4 +143,18 @@ func TestAShortDeadlineProbeStillClosesTheBreaker(t *testing.T) {
 	if b.State() != ratelimit.BreakerClosed {
 		t.Fatalf("breaker %v after a probe the store answered past its request's deadline, want closed", b.State())
 	}
+}
+
+// breakerLimiter is a limiter of limit over store with the time budget and
+// breaker b, quiet, on a clock of its own.
+func breakerLimiter(t *testing.T, store ratelimit.Store, limit ratelimit.Limit, budget time.Duration, b *ratelimit.Breaker) (*ratelimit.Limiter, *fakeClock) {
+	t.Helper()
+	l, err := ratelimit.New(store, limit, ratelimit.WithPlainKeys(), ratelimit.WithTimeout(budget),
+		ratelimit.WithBreaker(b), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	ratelimit.SetClock(l, clock.Now)
+	return l, clock
 }
