@@ -112,10 +112,14 @@ func (f *inFlight) acquire(r *http.Request, sk string) (slots.Slot, callEnd, err
 	if err != nil {
 		return slots.Slot{}, storeFailed, err
 	}
-	slot, err := withinOr(ctx, f.budget, func(ctx context.Context) (slots.Slot, error) {
+	callCtx := ctx
+	if probe { // it runs to the budget whatever its request's end, as a Limiter's (pass.go)
+		callCtx = context.WithoutCancel(ctx)
+	}
+	slot, err := withinOr(callCtx, f.budget, func(ctx context.Context) (slots.Slot, error) {
 		return f.store.Acquire(ctx, sk, f.max, f.lease)
 	}, func(late slots.Slot, err error) { f.giveBack(r, sk, late, err) })
-	end := f.settle(ctx, err, probe)
+	end := f.settle(callCtx, err, probe)
 	switch {
 	case end != answered:
 		if slot.ID != "" { // a failed Acquire that may have taken it

@@ -268,3 +268,53 @@ func TestInFlightOwnDeadlineIsNotServed(t *testing.T) {
 		}
 	})
 }
+
+// slowSlots answers after a delay, as a store across a network does; it
+// fails while down.
+type slowSlots struct {
+	memory.Slots
+	delay time.Duration
+	down  atomic.Bool
+	key   atomic.Pointer[string] // the last key asked for
+}
+
+func (s *slowSlots) Acquire(ctx context.Context, key string, limit int, lease time.Duration) (inflight.Slot, error) {
+	if s.down.Load() {
+		return inflight.Slot{}, errors.New("down")
+	}
+	s.key.Store(&key)
+	time.Sleep(s.delay)
+	return s.Slots.Acquire(ctx, key, limit, lease)
+}
+
+// TestInFlightShortDeadlineProbeClosesTheBreaker: the probe of a half-open
+// breaker is a request whose own deadline passes before the store, healthy
+// again, answers. The probe's call runs to the time budget all the same
+// and closes the breaker; the request is not served and its slot is given
+// back.
+func TestInFlightShortDeadlineProbeClosesTheBreaker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &slowSlots{delay: 5 * time.Millisecond}
+		b := ratelimit.NewBreaker(1, time.Minute)
+		f := newReportLimit(t, s, inflight.WithBreaker(b), inflight.WithErrorHandler(func(*http.Request, error) {}))
+		s.down.Store(true)
+		serveSlot(f, context.Background(), "a")
+		if b.State() != ratelimit.BreakerOpen {
+			t.Fatalf("breaker %v after a failure, want open", b.State())
+		}
+		s.down.Store(false)
+		time.Sleep(time.Minute) // the cool-down ends
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		defer cancel()
+		if code, ran, _ := serveSlot(f, ctx, "a"); ran || code != http.StatusServiceUnavailable {
+			t.Fatalf("the probe's request past its deadline: %d, ran %v; want 503, not run", code, ran)
+		}
+		synctest.Wait()
+		if b.State() != ratelimit.BreakerClosed {
+			t.Fatalf("breaker %v after a probe the store answered past its request's deadline, want closed", b.State())
+		}
+		if n := s.Running(*s.key.Load()); n != 0 {
+			t.Fatalf("%d slots held, want 0: the probe's is given back", n)
+		}
+	})
+}
