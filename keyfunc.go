@@ -31,6 +31,13 @@ const (
 // API key, a user, a route, or several of them composed. A KeyFunc that
 // fails never reaches the store: the request is answered with a client
 // error (see [MissingKeyError]).
+//
+// A KeyFunc of your own prefixes what a client sends, as [KeyByHeader]
+// does ("x-tenant:" + the header's value): a client's value returned as it
+// is can take the form of another key of the policy, such as an address's
+// ("ip:203.0.113.7") with [FirstOf] and [KeyByIP], and spend that budget
+// (such a key, whose form is an address's or a route's, is also stored in
+// plain text, not as a keyed hash).
 type KeyFunc func(r *http.Request) (string, error)
 
 // MissingKeyError reports a request without what a KeyFunc keys on. The

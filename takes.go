@@ -55,9 +55,9 @@ func (l *Limiter) AllowTakes(ctx context.Context, takes []Take, results []Result
 // denied take of another algorithm takes nothing. The request passes only
 // if every take is allowed. One store call per take, two for a window
 // that fills, each within the time budget; a take the deny cache
-// ([WithDenyCache]) knows the store would deny is answered from it,
-// without a call (the store would take nothing: a window that refused is
-// full already).
+// ([WithDenyCache]) knows the store would deny, and take nothing of, is
+// answered from it without a call (a bucket's, a sliding window's, a full
+// fixed window's).
 // While the store fails, the fallback store decides, all or nothing, the
 // takes the store had not counted when it failed (never one twice), and
 // the store is charged what the fallback admitted once it answers again,
@@ -200,9 +200,11 @@ func (l *Limiter) takeEach(ctx context.Context, p *pass) error {
 		p.done = i
 		t, res := &p.takes[i], &p.results[i]
 		if l.denies != nil {
-			// A take the cache knows the store would deny: it would take
-			// nothing (a window that refused was filled already).
-			if cached, ok := l.denies.get(t.Key, t.Limit, t.N, p.sent); ok {
+			// A take the cache knows the store would deny, and that the
+			// store would take nothing of: a bucket's or a sliding
+			// window's, or a fixed window's that is full (a denial of
+			// AllowTakes leaves a window's rest, which this take fills).
+			if cached, ok := l.denies.get(t.Key, t.Limit, t.N, p.sent); ok && (t.Limit.Algorithm != FixedWindow || cached.Remaining == 0) {
 				*res = cached
 				continue
 			}

@@ -58,3 +58,43 @@ func TestCountTakesAskTheDenyCache(t *testing.T) {
 		})
 	}
 }
+
+// TestCountTakesFillsAWindowAllowTakesLeft: AllowTakes denies a take of 4
+// from a fixed window of 4 with 1 left (it takes nothing, and the deny
+// cache remembers the denial); CountTakes's take of 4 must still fill the
+// window, as without the cache, so that a take of 1 is denied after it.
+func TestCountTakesFillsAWindowAllowTakesLeft(t *testing.T) {
+	for _, cache := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no deny cache", true: "deny cache"}[cache], func(t *testing.T) {
+			clock := &fakeClock{now: time.Unix(1_700_000_000, 0).Truncate(time.Minute)}
+			mem := memory.New(memory.WithClock(clock.Now))
+			defer mem.Close()
+			opts := []ratelimit.Option{ratelimit.WithPlainKeys(), ratelimit.WithDenyCache(0)}
+			if cache {
+				opts = append(opts, ratelimit.WithDenyCache(1000), ratelimit.WithDenyCacheMaxAge(0))
+			}
+			l, err := ratelimit.New(&remoteStore{Store: mem}, ratelimit.PerMinute(1), opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ratelimit.SetClock(l, clock.Now)
+			ctx := context.Background()
+			take := func(n int) ratelimit.Take {
+				return ratelimit.Take{Key: "w", Limit: ratelimit.PerMinute(4).WithAlgorithm(ratelimit.FixedWindow), N: n}
+			}
+			res := make([]ratelimit.Result, 1)
+			if ok, _ := l.AllowTakes(ctx, []ratelimit.Take{take(3)}, res); !ok {
+				t.Fatal("a take of 3 of 4 denied")
+			}
+			if ok, _ := l.AllowTakes(ctx, []ratelimit.Take{take(4)}, res); ok {
+				t.Fatal("a take of 4 with 1 left allowed")
+			}
+			if ok, _ := l.CountTakes(ctx, []ratelimit.Take{take(4)}, res); ok || res[0].Remaining != 0 {
+				t.Fatalf("CountTakes of 4 with 1 left: allowed %v, %d left; want denied, the window filled (0 left)", ok, res[0].Remaining)
+			}
+			if ok, _ := l.AllowTakes(ctx, []ratelimit.Take{take(1)}, res); ok {
+				t.Fatal("a take of 1 allowed after CountTakes filled the window")
+			}
+		})
+	}
+}

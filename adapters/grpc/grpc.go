@@ -101,8 +101,13 @@ func KeyByMetadata(name string) Option {
 
 // KeyByMethod keys calls by their full method name, such as
 // "/helloworld.Greeter/SayHello": one budget per method, shared by every
-// client. Method names come from the server's registered services, never
-// from a client's choice.
+// client. Method names come from the server's registered services, but on
+// a server with grpc.UnknownServiceHandler (a proxy), whose stream
+// interceptor sees every name a client sends: there the first 1,024
+// distinct names keep a budget each and the others share
+// ratelimit.UnmatchedRouteKey's: on such a server, limit calls by peer or
+// metadata as well (a limiter of their own), or a client gets a budget per
+// name it invents, up to 1,024.
 func KeyByMethod() Option {
 	return func(c *config) { c.key, c.fast = ratelimit.KeyByRoute(), methodKey() }
 }

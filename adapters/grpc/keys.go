@@ -74,7 +74,10 @@ func metadataKey(name string, f ratelimit.KeyFunc) callKey {
 }
 
 // methodKey is the callKey of KeyByMethod: the route key of the full
-// method, made once per method.
+// method, made once per method. Past maxMethods distinct names, a new one
+// is a client's invention (a server behind grpc.UnknownServiceHandler sees
+// every name a client sends; a server has a few methods): it shares
+// ratelimit.UnmatchedRouteKey, as an unmatched HTTP route does.
 func methodKey() callKey {
 	var keys sync.Map // full method -> key
 	var size atomic.Int32
@@ -85,10 +88,13 @@ func methodKey() callKey {
 		if k, ok := keys.Load(method); ok {
 			return k.(string), nil
 		}
+		if size.Add(1) > maxMethods {
+			size.Add(-1)
+			return ratelimit.UnmatchedRouteKey, nil
+		}
 		k := "route:" + method
-		if size.Load() < maxMethods {
-			size.Add(1)
-			keys.Store(method, k)
+		if _, loaded := keys.LoadOrStore(method, k); loaded {
+			size.Add(-1)
 		}
 		return k, nil
 	}
