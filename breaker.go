@@ -49,6 +49,10 @@ const (
 // Redis Cluster master that hangs while the others answer, keeps the
 // breaker closed, and the failure policy answers the failing calls alone
 // (each still costs its time budget) while the store decides the rest.
+// "Answers other calls" is all the limiter sees: where every call in
+// flight waits on the failing part (a fixed pool of workers that all came
+// to its keys), nothing else is answered for a budget, and the breaker
+// opens as for a whole outage; the probes find the store in part again.
 // The probe's store call runs to the time budget even if its request ends
 // first (its client gone, its own deadline passed), so that it proves the
 // store up or down: a request answered past its own end is not served,

@@ -125,6 +125,9 @@ func (f *inFlight) acquire(r *http.Request, sk string) (slots.Slot, callEnd, err
 		if slot.ID != "" { // a failed Acquire that may have taken it
 			go f.giveBack(r, sk, slot, err)
 		}
+		if probe && end != refused && ownEnd(ctx) {
+			return slots.Slot{}, requestEnded, err // the probe's request ended: not served
+		}
 		return slots.Slot{}, end, err
 	case ownEnd(ctx): // the request ended as the store answered
 		if slot.Acquired {

@@ -108,10 +108,11 @@ type slowStore struct {
 func (*slowStore) Local() bool { return false }
 
 func (s *slowStore) AllowN(ctx context.Context, key string, l ratelimit.Limit, n int) (ratelimit.Result, error) {
-	if s.down.Load() {
+	down := s.down.Load()
+	time.Sleep(s.delay) // the store's answer takes this long, whatever ctx says
+	if down {
 		return ratelimit.Result{}, errDown
 	}
-	time.Sleep(s.delay) // the store's answer takes this long, whatever ctx says
 	return s.Store.AllowN(ctx, key, l, n)
 }
 
@@ -157,4 +158,31 @@ func breakerLimiter(t *testing.T, store ratelimit.Store, limit ratelimit.Limit, 
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 	ratelimit.SetClock(l, clock.Now)
 	return l, clock
+}
+
+// TestAShortDeadlineProbeOfAStoreStillDownIsNotServed: the probe's request
+// (its own deadline 1 ms) ends while its call runs on to find the store
+// still down: the breaker opens again, and the request is not served
+// (fail open would serve it, past its end), with its context's error.
+func TestAShortDeadlineProbeOfAStoreStillDownIsNotServed(t *testing.T) {
+	mem := memory.New()
+	defer mem.Close()
+	store := &slowStore{Store: mem, delay: 5 * time.Millisecond}
+	store.down.Store(true)
+	b := ratelimit.NewBreaker(1, time.Minute)
+	l, clock := breakerLimiter(t, store, ratelimit.PerMinute(100), time.Second, b)
+	ctx := context.Background()
+	l.Allow(ctx, "k")
+	if b.State() != ratelimit.BreakerOpen {
+		t.Fatalf("breaker %v after a failure of a store that never answered, want open", b.State())
+	}
+	clock.Add(time.Minute)
+	short, cancel := context.WithTimeout(ctx, time.Millisecond)
+	defer cancel()
+	if res, err := l.Allow(short, "k"); res.Allowed || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the probe's request, its store still down: %+v, %v; want not allowed, DeadlineExceeded", res, err)
+	}
+	if b.State() != ratelimit.BreakerOpen {
+		t.Fatalf("breaker %v after a failed probe, want open", b.State())
+	}
 }

@@ -175,11 +175,14 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) *outcome {
 	if l.observer.Decision != nil {
 		latency = time.Since(start)
 	}
-	switch l.settle(callCtx, err, probe) {
+	end := l.settle(callCtx, err, probe)
+	if probe && end != refused && ownEnd(ctx) {
+		// The probe's request ended while its call ran on: not served,
+		// whatever the store answered (what it took stays counted).
+		return l.ended(ctx, p, err)
+	}
+	switch end {
 	case answered:
-		if probe && ownEnd(ctx) { // answered past its request's end: counted, not served
-			return l.ended(ctx, p, nil)
-		}
 		return l.record(ctx, p, now, latency)
 	case refused:
 		return p.answer(outcome{end: badCost, err: err, latency: latency})
