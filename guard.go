@@ -233,3 +233,16 @@ func (g *guard) ownDeadlineFirst(ctx context.Context) bool {
 	d, ok := ctx.Deadline()
 	return ok && (g.budget == nil || g.budget.d == 0 || d.Before(time.Now().Add(g.budget.d)))
 }
+
+// callContext is the context of a store call made for ctx: ctx, but for a
+// half-open breaker's probe, which runs to the time budget whatever its
+// request's own end (its client gone, its deadline passed): it must prove
+// the store up or down, or a flood of requests with short deadlines would
+// hold the breaker half-open against a store that answers. The request,
+// ended, is not served all the same.
+func callContext(ctx context.Context, probe bool) context.Context {
+	if probe {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}

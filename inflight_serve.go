@@ -112,10 +112,7 @@ func (f *inFlight) acquire(r *http.Request, sk string) (slots.Slot, callEnd, err
 	if err != nil {
 		return slots.Slot{}, storeFailed, err
 	}
-	callCtx := ctx
-	if probe { // it runs to the budget whatever its request's end, as a Limiter's (pass.go)
-		callCtx = context.WithoutCancel(ctx)
-	}
+	callCtx := callContext(ctx, probe) // guard.go
 	slot, err := withinOr(callCtx, f.budget, func(ctx context.Context) (slots.Slot, error) {
 		return f.store.Acquire(ctx, sk, f.max, f.lease)
 	}, func(late slots.Slot, err error) { f.giveBack(r, sk, late, err) })

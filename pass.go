@@ -162,14 +162,7 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) *outcome {
 	if p.op == each && l.denies != nil {
 		p.sent = now // the deny cache's instant for each take (takes.go)
 	}
-	callCtx := ctx
-	if probe {
-		// A half-open breaker's probe runs to the time budget whatever its
-		// request's own end: it must prove the store up or down, or a flood
-		// of requests with short deadlines would hold the breaker half-open
-		// against a store that answers.
-		callCtx = context.WithoutCancel(ctx)
-	}
+	callCtx := callContext(ctx, probe) // guard.go
 	err = l.call(callCtx, p)
 	var latency time.Duration
 	if l.observer.Decision != nil {
