@@ -79,12 +79,13 @@ func (s *Store) decide(b *batcher, p *pending) (ratelimit.Result, error) {
 	}
 	b.mu.Lock()
 	if b.senders < maxSenders {
+		start := time.Now()
 		if b.senders == 0 && !b.answered.Before(b.busy) { // a new busy spell (silent)
-			b.busy = time.Now()
+			b.busy = start
 		}
 		b.senders++
 		b.mu.Unlock()
-		s.lead(b, p.self[:])
+		s.lead(b, p.self[:], start)
 		return p.res, p.err
 	}
 	if len(b.queue) >= maxQueued {
@@ -120,16 +121,16 @@ func (s *Store) decide(b *batcher, p *pending) (ratelimit.Result, error) {
 	}
 	if lead := p.lead; lead != nil {
 		p.lead = nil
-		s.lead(b, lead)
+		s.lead(b, lead, time.Now())
 	}
 	return p.res, p.err
 }
 
 // lead sends batch, whose first decision is the caller's, tells the
 // others, then hands the next batch from the queue, if any, to its first
-// decision's caller.
-func (s *Store) lead(b *batcher, batch []*pending) {
-	start := time.Now()
+// decision's caller. start is when the call is made (its duration is
+// smoothed into b.took).
+func (s *Store) lead(b *batcher, batch []*pending, start time.Time) {
 	s.send(b, batch)
 	end := time.Now()
 	took := end.Sub(start)
