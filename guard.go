@@ -57,6 +57,10 @@ func (g *guard) enterAt(now time.Time) (probe bool, err error) {
 // store did not send ([ErrNotSent]: shedding) behind calls it answers.
 // The failure policy answers those calls alone; opening the breaker would
 // send every request, the healthy part's too, to it.
+//
+// A probe's call ran on past its request's end (callContext): the breaker
+// is told what the store did, and the request, if it ended, is not served
+// (requestEnded), whatever the store answered.
 func (g *guard) settle(ctx context.Context, err error, probe bool) callEnd {
 	end := storeFailed
 	switch {
@@ -64,8 +68,8 @@ func (g *guard) settle(ctx context.Context, err error, probe bool) callEnd {
 		end = answered
 	case isCallError(err):
 		end = refused
-	case ownEnd(ctx), errors.Is(err, ErrNotSent) && g.ownDeadlineFirst(ctx):
-		end = requestEnded
+	case !probe && (ownEnd(ctx) || errors.Is(err, ErrNotSent) && g.ownDeadlineFirst(ctx)):
+		end = requestEnded // a probe's call was held to no end of its request's
 	case errors.Is(err, ErrNotSent):
 		end = shed
 	}
@@ -82,6 +86,9 @@ func (g *guard) settle(ctx context.Context, err error, probe bool) callEnd {
 		default:
 			g.breaker.release(probe)
 		}
+	}
+	if probe && end != refused && ownEnd(ctx) {
+		return requestEnded
 	}
 	return end
 }

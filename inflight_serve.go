@@ -116,14 +116,11 @@ func (f *inFlight) acquire(r *http.Request, sk string) (slots.Slot, callEnd, err
 	slot, err := withinOr(callCtx, f.budget, func(ctx context.Context) (slots.Slot, error) {
 		return f.store.Acquire(ctx, sk, f.max, f.lease)
 	}, func(late slots.Slot, err error) { f.giveBack(r, sk, late, err) })
-	end := f.settle(callCtx, err, probe)
+	end := f.settle(ctx, err, probe)
 	switch {
 	case end != answered:
 		if slot.ID != "" { // a failed Acquire that may have taken it
 			go f.giveBack(r, sk, slot, err)
-		}
-		if probe && end != refused && ownEnd(ctx) {
-			return slots.Slot{}, requestEnded, err // the probe's request ended: not served
 		}
 		return slots.Slot{}, end, err
 	case ownEnd(ctx): // the request ended as the store answered

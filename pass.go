@@ -168,13 +168,7 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) *outcome {
 	if l.observer.Decision != nil {
 		latency = time.Since(start)
 	}
-	end := l.settle(callCtx, err, probe)
-	if probe && end != refused && ownEnd(ctx) {
-		// The probe's request ended while its call ran on: not served,
-		// whatever the store answered (what it took stays counted).
-		return l.ended(ctx, p, err)
-	}
-	switch end {
+	switch l.settle(ctx, err, probe) {
 	case answered:
 		return l.record(ctx, p, now, latency)
 	case refused:
