@@ -201,10 +201,14 @@ func (b *Breaker) setLocked(s BreakerState) {
 // opens after 5 failures in a row and probes after 500 ms; nil turns it off. Changes of state are logged
 // once each by the breaker, with log/slog (see [WithLogger]), and told to [Observer].BreakerChange.
 // An in-flight limit (package inflight) takes it too, with the same default.
+// A Breaker not made by [NewBreaker] (&Breaker{}) is an error.
 func WithBreaker(b *Breaker) Option {
 	return func(c *config) error {
 		if b != nil && b.err != nil {
 			return b.err
+		}
+		if b != nil && (b.failures < 1 || b.coolDown <= 0) {
+			return fmt.Errorf("%w: WithBreaker: a Breaker not made by NewBreaker (a zero Breaker opens never): want NewBreaker(failures, coolDown)", ErrBadConfig)
 		}
 		c.breaker = b
 		return nil

@@ -278,17 +278,19 @@ func TestKeyByIPLongChains(t *testing.T) {
 	}
 }
 
-// TestKeyByIPBadOptionsFailEveryRequest: a KeyFunc of bad options fails
-// every request with an ErrBadConfig (answered 500, told to the error
-// handler), through WithKeyFunc, a policy's Key or composed, never a
-// panic; clientip.New reports the same options at start-up.
-func TestKeyByIPBadOptionsFailEveryRequest(t *testing.T) {
+// TestKeyByIPBadOptionsFailNew: a KeyFunc of bad options is an error of
+// New wrapping ErrBadConfig, through WithKeyFunc, a policy's Key or
+// composed, never a panic nor a limiter that fails every request; given to
+// one call (AdmitWithKeyFunc) it fails the request with it (answered 500,
+// told to the error handler); clientip.New reports the same options.
+func TestKeyByIPBadOptionsFailNew(t *testing.T) {
 	tests := []struct {
 		name string
 		opts []clientip.Option
 	}{
 		{"an IPv4 prefix longer than 32 bits", []clientip.Option{clientip.GroupIPv4ByPrefix(33)}},
 		{"a negative IPv6 prefix", []clientip.Option{clientip.GroupIPv6ByPrefix(-1)}},
+		{"an IPv6 prefix longer than 128 bits", []clientip.Option{clientip.GroupIPv6ByPrefix(200)}},
 		{"an invalid trusted prefix", []clientip.Option{clientip.TrustProxies(netip.Prefix{})}},
 		{"an empty header name", []clientip.Option{clientip.Header("")}},
 	}
@@ -307,17 +309,22 @@ func TestKeyByIPBadOptionsFailEveryRequest(t *testing.T) {
 				ratelimit.WithKeyFunc(key),
 				ratelimit.WithPolicy(ratelimit.Policy{Name: "p", Limit: ratelimit.PerMinute(1), Key: key}),
 				ratelimit.WithKeyFunc(ratelimit.Compose(ratelimit.KeyByRoute(), key)),
+				ratelimit.WithKeyFunc(ratelimit.FirstOf(key, ratelimit.KeyByRoute())),
 			} {
-				var told error
-				l, err := ratelimit.New(store, ratelimit.PerMinute(1), opt, ratelimit.WithPlainKeys(),
-					ratelimit.WithErrorHandler(func(_ *http.Request, err error) { told = err }))
-				if err != nil {
-					t.Fatal(err)
+				l, err := ratelimit.New(store, ratelimit.PerMinute(1), opt, ratelimit.WithPlainKeys())
+				if !errors.Is(err, ratelimit.ErrBadConfig) || !strings.Contains(err.Error(), "KeyByIP") || strings.Count(err.Error(), "ratelimit: ") != 1 || l != nil {
+					t.Errorf("New: %v, %v; want no limiter and an ErrBadConfig that names KeyByIP, and the package once", l, err)
 				}
-				w := httptest.NewRecorder()
-				if l.Admit(w, ipRequest("192.0.2.1:1")) || w.Code != http.StatusInternalServerError || !errors.Is(told, ratelimit.ErrBadConfig) {
-					t.Errorf("status %d, error handler told %v; want 500 and an ErrBadConfig", w.Code, told)
-				}
+			}
+			var told error
+			l, err := ratelimit.New(store, ratelimit.PerMinute(1),
+				ratelimit.WithErrorHandler(func(_ *http.Request, err error) { told = err }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := httptest.NewRecorder()
+			if l.AdmitWithKeyFunc(w, ipRequest("192.0.2.1:1"), key) || w.Code != http.StatusInternalServerError || !errors.Is(told, ratelimit.ErrBadConfig) {
+				t.Errorf("AdmitWithKeyFunc: status %d, error handler told %v; want 500 and an ErrBadConfig", w.Code, told)
 			}
 		})
 	}

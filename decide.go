@@ -42,7 +42,7 @@ func (l *Limiter) KeysByAddress() bool { return l.defaultKey }
 // that the limiter keys key: the same namespaces, deny cache, time budget,
 // breaker, failure policy, shaping, dry run and observer (whose
 // Decision.Request is nil, as is the request the error handler is told
-// of). It sets on h the rate-limit headers Admit would set on the
+// of). It sets on h (if not nil) the rate-limit headers Admit would set on the
 // response, and reports whether the caller should go on and, if not, the
 // HTTP status Admit would have answered with:
 //   - 429 Too Many Requests: over budget; h holds Retry-After;
@@ -69,6 +69,9 @@ func (l *Limiter) AdmitKey(ctx context.Context, key string, h http.Header) (ok b
 // call is answered, with the HTTP status its answer counts as (a gRPC
 // adapter maps its status code). Otherwise the Admission is nil.
 func (l *Limiter) BeginKey(ctx context.Context, key string, h http.Header) (a *Admission, ok bool, status int) {
+	if h == nil {
+		h = http.Header{} // the headers go nowhere
+	}
 	p := l.getPass()
 	o := l.decideKeyed(ctx, nil, p, l.keyCall(ctx, key, p), 1) // middleware.go
 	ok, status = l.conclude(nil, h, o)

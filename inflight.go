@@ -57,6 +57,9 @@ func newInFlight(store slots.Store, max int, lease time.Duration, opts ...Option
 		c.breaker = NewBreaker(defaultBreakerFailures, defaultBreakerCoolDown)
 	}
 	for _, o := range opts {
+		if o == nil {
+			continue // a nil Option is none
+		}
 		if err := o(&c); err != nil {
 			return nil, configError("ratelimit: inflight.New: ", err, ErrBadConfig)
 		}

@@ -70,9 +70,11 @@ func (e *MissingKeyError) Is(target error) bool { return target == ErrMissingKey
 // know falls into the one shared budget [clientip.UnknownKey].
 //
 // A prefix length out of range, an invalid trusted prefix or an empty
-// header name is bad configuration: the KeyFunc fails every request with
-// an error wrapping [ErrBadConfig] (answered 500, told to the error
-// handler). [clientip.New] reports the same options at start-up.
+// header name is bad configuration: [New] reports it (an error wrapping
+// [ErrBadConfig]), also within [FirstOf] or [Compose]; given to a single
+// call ([Limiter.AdmitWithKeyFunc]), the KeyFunc fails every request with
+// it (answered 500, told to the error handler). [clientip.New] reports the
+// same options.
 func KeyByIP(opts ...clientip.Option) KeyFunc {
 	k, err := clientip.New(opts...)
 	if err != nil {
@@ -91,7 +93,12 @@ func KeyByIP(opts ...clientip.Option) KeyFunc {
 // never the form of an address, route, user or header key: with
 // FirstOf(KeyByContext(k), KeyByHeader("User")), a client that sends
 // "User: alice" does not spend the budget of the signed-in user alice.
+// A name that is no header name ("", "X API Key") is bad configuration,
+// reported by [New] as a bad prefix of [KeyByIP] is.
 func KeyByHeader(name string) KeyFunc {
+	if !validHeaderName(name) {
+		return badKeyFunc(fmt.Errorf("KeyByHeader(%q): not a header name", name))
+	}
 	canonical := http.CanonicalHeaderKey(name)
 	prefix := strings.ToLower(canonical) + ":"
 	switch prefix {
@@ -177,8 +184,15 @@ func KeyByRoute() KeyFunc {
 // "|": Compose(KeyByRoute(), KeyByIP()) gives each client a budget per
 // route. It fails if any of them fails. It composes key functions of any
 // request type alike, such as the adapters' over gin.Context or
-// echo.Context.
+// echo.Context. A nil part, or a part given bad options, makes it fail
+// every request with that bad configuration, which [New] reports.
 func Compose[F ~func(R) (string, error), R any](fns ...F) F {
+	if err := partsError("Compose", len(fns), func(i int) (bool, KeyFunc) { return fns[i] == nil, asKeyFunc(any(fns[i])) }); err != nil {
+		if bad, ok := any(failingKey(err)).(F); ok {
+			return bad
+		}
+		return func(R) (string, error) { return "", err }
+	}
 	return func(r R) (string, error) {
 		var b strings.Builder
 		for i, f := range fns {
@@ -198,7 +212,12 @@ func Compose[F ~func(R) (string, error), R any](fns ...F) F {
 // FirstOf keys requests by the first of fns that succeeds:
 // FirstOf(KeyByHeader("X-API-Key"), KeyByIP()) limits per API key, and
 // clients without one per address. If all fail, it returns the last error.
+// A nil part, or a part given bad options, makes it fail every request
+// with that bad configuration, which [New] reports.
 func FirstOf(fns ...KeyFunc) KeyFunc {
+	if err := partsError("FirstOf", len(fns), func(i int) (bool, KeyFunc) { return fns[i] == nil, fns[i] }); err != nil {
+		return failingKey(err)
+	}
 	noKey := &MissingKeyError{What: "key", Status: http.StatusBadRequest} // for FirstOf()
 	return func(r *http.Request) (string, error) {
 		err := error(noKey)

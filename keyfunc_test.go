@@ -2,12 +2,15 @@ package ratelimit_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/inflight"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
@@ -145,6 +148,61 @@ func TestHeaderKeysNeverTakeAnotherKeyFuncsForm(t *testing.T) {
 			}
 			if real, err := tt.real(tt.realReq); err != nil || real == forged {
 				t.Fatalf("the forged header's key %q is the real key %q (%v)", forged, real, err)
+			}
+		})
+	}
+}
+
+// TestBadKeyFuncsFailNew: a key function that cannot key any request (a
+// header that is no header name, a nil part of FirstOf or Compose) is an
+// error of New wrapping ErrBadConfig, of an in-flight limit's too; key
+// functions that can key a request are not.
+func TestBadKeyFuncsFailNew(t *testing.T) {
+	store := memory.New()
+	defer store.Close()
+	type userKey struct{}
+	user := ratelimit.KeyByContext(userKey{})
+	tests := []struct {
+		name string
+		key  ratelimit.KeyFunc
+		want string // in New's error; "" for none
+	}{
+		{"KeyByHeader of no name", ratelimit.KeyByHeader(""), `KeyByHeader("")`},
+		{"KeyByHeader of a name with a space", ratelimit.KeyByHeader("X API Key"), `KeyByHeader("X API Key")`},
+		{"KeyByHeader of a name with a colon", ratelimit.KeyByHeader("X-Key:"), `KeyByHeader("X-Key:")`},
+		{"FirstOf with a bad part", ratelimit.FirstOf(user, ratelimit.KeyByHeader("")), `KeyByHeader("")`},
+		{"FirstOf with a nil part", ratelimit.FirstOf(user, nil), "FirstOf: key function 2 of 2 is nil"},
+		{"Compose with a nil part", ratelimit.Compose(ratelimit.KeyByRoute(), nil), "Compose: key function 2 of 2 is nil"},
+		{"Compose of FirstOf with a bad part", ratelimit.Compose(ratelimit.KeyByRoute(), ratelimit.FirstOf(ratelimit.KeyByHeader(" "))), `KeyByHeader(" ")`},
+		{"KeyByHeader", ratelimit.KeyByHeader("X-API-Key"), ""},
+		{"KeyByHeader of a token of every sort", ratelimit.KeyByHeader("X_Api.Key~1!#$%&'*+^`|"), ""},
+		{"FirstOf", ratelimit.FirstOf(ratelimit.KeyByHeader("X-API-Key"), ratelimit.KeyByIP()), ""},
+		{"FirstOf of none", ratelimit.FirstOf(), ""},
+		{"Compose", ratelimit.Compose(ratelimit.KeyByRoute(), ratelimit.KeyByIP()), ""},
+		{"a function of one's own", func(*http.Request) (string, error) { return "", nil }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, build := range []func() error{
+				func() error {
+					_, err := ratelimit.New(store, ratelimit.PerMinute(1), ratelimit.WithKeyFunc(tt.key))
+					return err
+				},
+				func() error {
+					_, err := inflight.New(memory.NewSlots(), 1, inflight.WithKeyFunc(tt.key))
+					return err
+				},
+			} {
+				err := build()
+				if tt.want == "" {
+					if err != nil {
+						t.Fatalf("error %v, want none", err)
+					}
+					continue
+				}
+				if !errors.Is(err, ratelimit.ErrBadConfig) || !strings.Contains(err.Error(), tt.want) || strings.Count(err.Error(), "ratelimit: ") != 1 {
+					t.Errorf("error %v, want an ErrBadConfig naming %s and the package once", err, tt.want)
+				}
 			}
 		})
 	}

@@ -89,6 +89,9 @@ func New(store Store, limit Limit, opts ...Option) (*Limiter, error) {
 		c.denyKeys = defaultDenyCacheKeys
 	}
 	for _, o := range opts {
+		if o == nil {
+			continue // a nil Option is none
+		}
 		if err := o(&c); err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 // Option configures a [Limiter]; pass options to [New]. Options fill a
 // configuration that New reads once: they never touch a built Limiter. An
 // option given a bad value makes New fail.
+// A nil Option is ignored.
 type Option func(*config) error
 
 // config is what the options set; New reads it once. Its fields start at
@@ -47,11 +48,16 @@ type config struct {
 
 }
 
-// WithKeyFunc sets how requests are keyed; the default is [KeyByIP]().
+// WithKeyFunc sets how requests are keyed; the default is [KeyByIP](). A
+// KeyFunc of this package given bad options (such as [KeyByIP] with a
+// prefix length out of range) makes [New] fail with its error.
 func WithKeyFunc(f KeyFunc) Option {
 	return func(c *config) error {
 		if f == nil {
 			return errors.New("ratelimit: WithKeyFunc(nil)")
+		}
+		if err := badKeyFuncError(f); err != nil { // keyconfig.go
+			return configError("ratelimit: WithKeyFunc: ", err)
 		}
 		c.keyFunc, c.ownKeys, c.keyFuncSet = f, true, true
 		return nil
@@ -207,10 +213,3 @@ type wrappedError struct {
 
 func (e *wrappedError) Error() string   { return e.msg }
 func (e *wrappedError) Unwrap() []error { return e.errs }
-
-// badKeyFunc is the KeyFunc of an extractor given bad options: it fails
-// every request with err.
-func badKeyFunc(err error) KeyFunc {
-	err = configError("ratelimit: bad configuration: ", err, ErrBadConfig)
-	return func(*http.Request) (string, error) { return "", err }
-}

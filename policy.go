@@ -77,6 +77,9 @@ func WithPolicy(p Policy) Option {
 		} else if err := p.Limit.Validate(); err != nil {
 			return configError(fmt.Sprintf("ratelimit: WithPolicy(%q): ", p.Name), err)
 		}
+		if err := badKeyFuncError(p.Key); err != nil { // keyconfig.go
+			return configError(fmt.Sprintf("ratelimit: WithPolicy(%q): ", p.Name), err)
+		}
 		for _, q := range c.policies {
 			if q.Name == p.Name {
 				return fmt.Errorf("ratelimit: WithPolicy(%q): two policies of that name", p.Name)

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -39,7 +40,8 @@ import (
 // returned to the caller, never retried: whether a request may be sent
 // twice is the caller's to say.
 type Transport struct {
-	// Limiter decides; its first policy's limit is the budget. Required.
+	// Limiter decides; its first policy's limit is the budget. Required:
+	// without it, every request fails with an error wrapping [ErrBadConfig].
 	Limiter *Limiter
 	// Base sends the requests; nil means http.DefaultTransport.
 	Base http.RoundTripper
@@ -60,6 +62,10 @@ type Transport struct {
 	MaxPause time.Duration
 }
 
+// errNoTransportLimiter is the error of every request through a
+// [Transport] without its Limiter.
+var errNoTransportLimiter = fmt.Errorf("ratelimit: Transport without a Limiter: %w", ErrBadConfig)
+
 // defaultMaxPause is the longest a Retry-After pauses a [Transport]'s
 // budget by default.
 const defaultMaxPause = 10 * time.Minute
@@ -68,6 +74,12 @@ const defaultMaxPause = 10 * time.Minute
 // request's context, then sends the request through Base, each retry of
 // it after a token of its own.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.Limiter == nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, errNoTransportLimiter
+	}
 	key := t.key(req)
 	if err := t.Limiter.Wait(req.Context(), key); err != nil {
 		if req.Body != nil {

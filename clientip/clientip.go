@@ -27,6 +27,7 @@ const UnknownKey = "ip:unknown"
 const maxHops = 64
 
 // Option configures [New], and ratelimit.KeyByIP.
+// A nil Option is ignored.
 type Option func(*config)
 
 // headerKind is how a key reads the header that holds the client address.
@@ -132,6 +133,9 @@ func GroupIPv4ByPrefix(bits int) Option { return func(c *config) { c.v4Bits = bi
 func newConfig(opts []Option) (config, error) {
 	c := config{header: "X-Forwarded-For", kind: listHeader, v4Bits: 32, v6Bits: 64}
 	for _, o := range opts {
+		if o == nil {
+			continue // a nil Option is none
+		}
 		o(&c)
 	}
 	if c.v4Bits < 0 || c.v4Bits > 32 || c.v6Bits < 0 || c.v6Bits > 128 {

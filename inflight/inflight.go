@@ -63,6 +63,9 @@ func New(store Store, max int, opts ...Option) (*Limiter, error) {
 	}
 	c := config{lease: defaultLease}
 	for _, o := range opts {
+		if o == nil {
+			continue // a nil Option is none
+		}
 		o(&c)
 	}
 	if c.err != nil {

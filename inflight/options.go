@@ -12,6 +12,7 @@ import (
 // Option configures a [Limiter]; pass options to [New]. Most are the
 // ratelimit option of the same name, applied to an in-flight limit; a bad
 // value makes New fail.
+// A nil Option is ignored.
 type Option func(*config)
 
 // config is what the options set: the root's options, and the lease.

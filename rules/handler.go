@@ -12,6 +12,7 @@ import (
 )
 
 // Option configures a [Handler]: what a rules file cannot say.
+// A nil Option is ignored.
 type Option func(*options)
 
 type options struct {
@@ -86,6 +87,9 @@ func NewHandler(cfg *Config, store ratelimit.Store, next http.Handler, opts ...O
 	}
 	h := &Handler{store: store, next: next}
 	for _, o := range opts {
+		if o == nil {
+			continue // a nil Option is none
+		}
 		o(&h.opts)
 	}
 	if _, err := h.Apply(cfg); err != nil {

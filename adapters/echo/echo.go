@@ -19,6 +19,7 @@ import (
 )
 
 // Option configures [Middleware].
+// A nil Option is ignored.
 type Option func(*config)
 
 type config struct {
@@ -50,6 +51,9 @@ func Middleware(l *ratelimit.Limiter, opts ...Option) echo.MiddlewareFunc {
 	}
 	cfg := config{skipper: middleware.DefaultSkipper}
 	for _, o := range opts {
+		if o == nil {
+			continue // a nil Option is none
+		}
 		o(&cfg)
 	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {

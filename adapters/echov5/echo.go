@@ -20,6 +20,7 @@ import (
 )
 
 // Option configures [Middleware].
+// A nil Option is ignored.
 type Option func(*config)
 
 type config struct {
@@ -51,6 +52,9 @@ func Middleware(l *ratelimit.Limiter, opts ...Option) echo.MiddlewareFunc {
 	}
 	cfg := config{skipper: middleware.DefaultSkipper}
 	for _, o := range opts {
+		if o == nil {
+			continue // a nil Option is none
+		}
 		o(&cfg)
 	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {

@@ -18,6 +18,7 @@ import (
 )
 
 // Option configures [Middleware].
+// A nil Option is ignored.
 type Option func(*config)
 
 type config struct {
@@ -49,6 +50,9 @@ func Middleware(l *ratelimit.Limiter, opts ...Option) gin.HandlerFunc {
 	}
 	var cfg config
 	for _, o := range opts {
+		if o == nil {
+			continue // a nil Option is none
+		}
 		o(&cfg)
 	}
 	return func(c *gin.Context) {

@@ -60,6 +60,7 @@ import (
 )
 
 // Option configures the interceptors and [Limiter].
+// A nil Option is ignored.
 type Option func(*config)
 
 type config struct {
@@ -115,6 +116,9 @@ func KeyByMethod() Option {
 func newConfig(opts []Option) config {
 	var c config
 	for _, o := range opts {
+		if o == nil {
+			continue // a nil Option is none
+		}
 		o(&c)
 	}
 	return c

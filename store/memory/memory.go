@@ -4,7 +4,8 @@
 // The store is sharded by key hash, each shard with its own lock, and keeps
 // one small pointer-free value per key in an open-addressing table, so the
 // garbage collector has nothing to scan however many keys there are: 40
-// bytes a slot. Keys are identified by a 64-bit keyed hash with a random
+// bytes a slot. A [ratelimit.SlidingLog] key also keeps its log of requests
+// beside the table, in a map the collector scans (see [DefaultMaxKeys]). Keys are identified by a 64-bit keyed hash with a random
 // seed per store (63 bits used; two of a million keys share a budget with a
 // probability below 1 in 10 million). Keys whose
 // budget is full again are dropped by a background sweeper (dropping them
@@ -96,6 +97,9 @@ const (
 func New(opts ...Option) *Store {
 	cfg := config{sweep: time.Minute, maxKeys: DefaultMaxKeys}
 	for _, o := range opts {
+		if o == nil {
+			continue // a nil Option is none
+		}
 		o(&cfg)
 	}
 	n := defaultShards

@@ -7,6 +7,7 @@ import "time"
 const DefaultPrefix = "ratelimit:"
 
 // Option configures a [Store]; pass options to [New].
+// A nil Option is ignored.
 type Option func(*Store)
 
 // WithPrefix sets the prefix of the store's Redis keys; the default is

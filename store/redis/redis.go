@@ -133,6 +133,9 @@ func New(client goredis.UniversalClient, opts ...Option) *Store {
 		s.batching = false
 	}
 	for _, o := range opts {
+		if o == nil {
+			continue // a nil Option is none
+		}
 		o(s)
 	}
 	return s

@@ -171,6 +171,9 @@ func Run(t *testing.T, newStore func(t *testing.T) ratelimit.Store) {
 func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, func(time.Time)), opts ...Option) {
 	cfg := config{timelines: 10}
 	for _, o := range opts {
+		if o == nil {
+			continue // a nil Option is none
+		}
 		o(&cfg)
 	}
 	// A minute into the next hour: the window cases start well inside a
@@ -262,6 +265,7 @@ func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, fu
 }
 
 // Option adjusts a run of [RunWithClock].
+// A nil Option is ignored.
 type Option func(*config)
 
 type config struct {
