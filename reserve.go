@@ -52,7 +52,10 @@ type Reserver interface {
 	// CancelReservation gives back the tokens of r, a booking of key under
 	// limit, that no later booking depends on, as x/time/rate's
 	// Reservation.CancelAt does at the store's now: nothing once r's
-	// instant has passed, or for r not booked.
+	// instant has passed, or for r not booked. Cancel a booking once: as
+	// with CancelAt, the store keeps no record of cancelled bookings, and
+	// cancelling r again gives its tokens back again (the limiter's own
+	// callers, Wait and Transport, cancel each booking at most once).
 	CancelReservation(ctx context.Context, key string, limit Limit, r Reservation) error
 }
 

@@ -10,9 +10,10 @@ import (
 // budget that would pass within d waits until then and is served, as nginx's
 // limit_req with delay and Traefik's maxDelay do; only one that would wait
 // longer is denied, with a Retry-After of the rest. The wait honours the
-// request's context: a client that goes away or a deadline that comes
-// first ends it, and the request is not served. 0, the default, refuses at
-// once.
+// request's context: a request whose deadline comes before its tokens is
+// denied at once, as one that would wait longer than d; a client that goes
+// away while it waits ends the wait, and the request is not served. 0, the
+// default, refuses at once.
 //
 // On a limiter of one token-bucket policy over a [Reserver] store, the
 // request books its tokens in its one store call, and waiters are served
@@ -44,11 +45,7 @@ func booker(store Store, policies []policy, blocks bool) Reserver {
 // booked within p.maxWait and ctx's deadline, within the time budget.
 func (l *Limiter) reserve(ctx context.Context, p *pass) error {
 	t := &p.takes[0]
-	maxWait := p.maxWait
-	if d, ok := ctx.Deadline(); ok {
-		maxWait = max(min(maxWait, d.Sub(l.now())), 0)
-	}
-	r, err := reserveWithin(ctx, l.budget, l.booker, t.Key, t.Limit, t.N, maxWait)
+	r, err := reserveWithin(ctx, l.budget, l.booker, t.Key, t.Limit, t.N, l.waitBound(ctx, p.maxWait))
 	p.results[0], p.booking, p.booked = r.Result, r, true
 	return err
 }
@@ -72,20 +69,31 @@ func (l *Limiter) runShaped(ctx context.Context, n int, p *pass) *outcome {
 		if d := p.booking.Delay; o.res.Allowed && d > 0 {
 			if err := sleep(ctx, d); err != nil {
 				l.cancelBooking(ctx, p)
-				return p.answer(outcome{end: gone, err: err})
+				return l.ended(ctx, p, nil) // pass_record.go
 			}
 			o.delay = d
 		}
 		return o
 	}
-	if d := o.res.RetryAfter; !o.res.Allowed && d <= l.maxDelay {
+	if d := o.res.RetryAfter; !o.res.Allowed && d <= l.waitBound(ctx, l.maxDelay) {
 		if err := sleep(ctx, d); err != nil {
-			return p.answer(outcome{end: gone, err: err})
+			return l.ended(ctx, p, nil)
 		}
 		o = l.run(ctx, n, p)
 		o.delay = d
 	}
 	return o
+}
+
+// waitBound is how long a request of ctx may wait for its tokens: d, or
+// less if ctx's deadline comes first. A request whose tokens come later is
+// denied at once, with the wait it would need, rather than held until its
+// deadline and refused then.
+func (l *Limiter) waitBound(ctx context.Context, d time.Duration) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		d = max(min(d, dl.Sub(l.now())), 0)
+	}
+	return d
 }
 
 // cancelBooking gives back the booking of p, whose caller will not use

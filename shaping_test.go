@@ -179,3 +179,61 @@ func TestShapingIsTheSameForEveryEntry(t *testing.T) {
 		})
 	}
 }
+
+// TestShapingDeniesAtOnceWhatItsDeadlineCannotWaitFor: a request whose
+// deadline comes before its tokens is denied at once (429, Retry-After),
+// whether the limiter books (one token bucket on a Reserver), waits and
+// decides again (a store that cannot book) or has two policies; nothing
+// is told to the error handler; a request whose deadline leaves time
+// for the wait is served once its tokens come.
+func TestShapingDeniesAtOnceWhatItsDeadlineCannotWaitFor(t *testing.T) {
+	tests := []struct {
+		name  string
+		store func(ratelimit.Store) ratelimit.Store
+		opts  []ratelimit.Option
+	}{
+		{"booking", func(s ratelimit.Store) ratelimit.Store { return s }, nil},
+		{"waiting and deciding again", func(s ratelimit.Store) ratelimit.Store { return plainStore{s} }, nil},
+		{"two policies", func(s ratelimit.Store) ratelimit.Store { return s },
+			[]ratelimit.Option{ratelimit.WithPolicy(ratelimit.Policy{Name: "hour", Limit: ratelimit.PerHour(100)})}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mem := memory.New()
+				defer mem.Close()
+				var told []error
+				opts := append([]ratelimit.Option{ratelimit.WithMaxDelay(time.Second),
+					ratelimit.WithErrorHandler(func(_ *http.Request, err error) { told = append(told, err) })}, tt.opts...)
+				l, err := ratelimit.New(tt.store(mem), ratelimit.PerSecond(10).WithBurst(1), opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				start := time.Now()
+				var servedAt []time.Duration
+				h := l.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+					servedAt = append(servedAt, time.Since(start))
+				}))
+				do := func(deadline time.Duration) *httptest.ResponseRecorder {
+					ctx, cancel := context.WithTimeout(context.Background(), deadline)
+					defer cancel()
+					w := httptest.NewRecorder()
+					h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
+					return w
+				}
+				do(time.Hour) // the burst
+				w := do(50 * time.Millisecond)
+				if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "1" || time.Since(start) != 0 {
+					t.Fatalf("a request whose deadline is 50ms before its token: %d Retry-After %q after %v; want 429, 1, at once",
+						w.Code, w.Header().Get("Retry-After"), time.Since(start))
+				}
+				if w := do(200 * time.Millisecond); w.Code != http.StatusOK {
+					t.Fatalf("a request whose deadline leaves the wait: %d", w.Code)
+				}
+				if want := []time.Duration{0, 100 * time.Millisecond}; fmt.Sprint(servedAt) != fmt.Sprint(want) || len(told) != 0 {
+					t.Fatalf("served at %v, error handler told %v; want %v and nothing", servedAt, told, want)
+				}
+			})
+		})
+	}
+}
