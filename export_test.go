@@ -63,12 +63,4 @@ func FuncValuesLen(l *Limiter, i int) int {
 }
 
 // KeyCacheLen returns how many store keys policy i of l has cached.
-func KeyCacheLen(l *Limiter, i int) int {
-	n := 0
-	for j := range l.policies[i].keys.slots {
-		if l.policies[i].keys.slots[j].entry.Load() != nil {
-			n++
-		}
-	}
-	return n
-}
+func KeyCacheLen(l *Limiter, i int) int { return l.policies[i].keys.len() }

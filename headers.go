@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -49,20 +50,26 @@ const (
 // The slices are shared by every response: a handler may replace them
 // (Header.Set, Header.Del) but must not assign to their elements.
 type headerValues struct {
-	limit   []string                                            // X-RateLimit-Limit
-	policy  []string                                            // RateLimit-Policy
-	name    string                                              // the policy's structured-field string, quoted
-	numbers [][]string                                          // numbers[i] is {"i"}
-	recent  *[rateLimitCacheSize]atomic.Pointer[rateLimitValue] // RateLimit values made lately
-	id      uint64                                              // unique to these values (limitfunc.go)
-	list    []string                                            // RateLimit-Policy of every policy, for a LimitFunc's limit (funcvalues.go)
+	limit   []string   // X-RateLimit-Limit
+	policy  []string   // RateLimit-Policy
+	name    string     // the policy's structured-field string, quoted
+	numbers [][]string // numbers[i] is {"i"}: interned, the process's
+	named   uint64     // unique to name: its RateLimit values' (rateLimit)
+	id      uint64     // unique to these values (limitfunc.go)
+	list    []string   // RateLimit-Policy of every policy, for a LimitFunc's limit (funcvalues.go)
 }
 
-const rateLimitCacheSize = 1024 // a power of two
+// rateLimitValues are the RateLimit values made lately, the process's:
+// every policy's, told apart by its named, so that a policy (a rule of a
+// rules file of thousands) costs no table of its own.
+var rateLimitValues [rateLimitCacheSize]atomic.Pointer[rateLimitValue]
+
+const rateLimitCacheSize = 4096 // a power of two
 
 // rateLimitValue is a RateLimit header value, shared read-only.
 type rateLimitValue struct {
 	r, t  int64
+	named uint64
 	value []string
 }
 
@@ -70,17 +77,31 @@ type rateLimitValue struct {
 // for the pairs of r and t that recur, as they do for every client of a
 // limiter: a response then allocates no header value.
 func (v *headerValues) rateLimit(r, t int64) []string {
-	slot := &v.recent[uint64(r*1021+t)&(rateLimitCacheSize-1)]
-	if e := slot.Load(); e != nil && e.r == r && e.t == t {
+	h := uint64(r)*1021 + uint64(t) + v.named*0x9e3779b97f4a7c15
+	slot := &rateLimitValues[(h^h>>32)&(rateLimitCacheSize-1)]
+	if e := slot.Load(); e != nil && e.r == r && e.t == t && e.named == v.named {
 		return e.value
 	}
 	value := []string{v.name + ";r=" + strconv.FormatInt(r, 10) + ";t=" + strconv.FormatInt(t, 10)}
-	slot.Store(&rateLimitValue{r: r, t: t, value: value})
+	slot.Store(&rateLimitValue{r: r, t: t, named: v.named, value: value})
 	return value
 }
 
-// maxInterned bounds the numbers a Limiter keeps ready-made.
+// maxInterned bounds the numbers kept ready-made.
 const maxInterned = 1024
+
+// internedNumbers are the header values of 0 to maxInterned, made once for
+// the process.
+var internedNumbers = sync.OnceValue(func() [][]string {
+	numbers := make([][]string, maxInterned+1)
+	for i := range numbers {
+		numbers[i] = []string{strconv.Itoa(i)}
+	}
+	return numbers
+})
+
+// namesMade numbers the names of header values (headerValues.named).
+var namesMade atomic.Uint64
 
 func newHeaderValues(name string, l Limit) headerValues {
 	quoted := strconv.Quote(name) // name is printable ASCII without " or \ (checked)
@@ -88,16 +109,12 @@ func newHeaderValues(name string, l Limit) headerValues {
 	// Remaining goes up to the capacity; Reset and Retry-After up to two
 	// periods (the sliding window's) or the bucket's time to fill.
 	most := max(int64(l.Capacity()), 2*w, ceilSeconds(l.refillTime(l.Capacity(), roundUp)))
-	numbers := make([][]string, min(most, maxInterned)+1)
-	for i := range numbers {
-		numbers[i] = []string{strconv.Itoa(i)}
-	}
 	return headerValues{
 		limit:   []string{strconv.Itoa(l.Capacity())},
 		policy:  []string{quoted + ";q=" + strconv.Itoa(l.Capacity()) + ";w=" + strconv.FormatInt(w, 10)},
 		name:    quoted,
-		numbers: numbers,
-		recent:  new([rateLimitCacheSize]atomic.Pointer[rateLimitValue]),
+		numbers: internedNumbers()[:min(most, maxInterned)+1],
+		named:   namesMade.Add(1),
 		id:      headerValuesMade.Add(1),
 	}
 }

@@ -1,6 +1,7 @@
 package ratelimit_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/clientip"
 	"github.com/ratelimit-go/ratelimit/store/memory"
 )
 
@@ -124,6 +126,47 @@ func TestHandlersChangingHeadersDoNotAffectOtherResponses(t *testing.T) {
 		}
 		if got, want := probe.Header().Get("X-RateLimit-Remaining"), strconv.Itoa(5-2*i-2); got != want {
 			t.Fatalf("round %d: X-RateLimit-Remaining of the next response = %q, want %s", i, got, want)
+		}
+	}
+}
+
+// TestLimitersShareNoHeaderValues: limiters of the same numbers but other
+// names, and limiters keyed by addresses under other groupings, answer
+// each with its own name and key, however their requests interleave: the
+// tables of recent header values and address keys are the process's, and
+// no limiter's entry answers another's.
+func TestLimitersShareNoHeaderValues(t *testing.T) {
+	store := memory.New()
+	defer store.Close()
+	names := []string{"a", "b", "c"}
+	var limiters []*ratelimit.Limiter
+	for i, name := range names {
+		l, err := ratelimit.New(store, ratelimit.PerMinute(1000), ratelimit.WithName(name),
+			ratelimit.WithHeaders(ratelimit.HeadersIETF),
+			ratelimit.WithKeyFunc(ratelimit.KeyByIP(clientip.GroupIPv4ByPrefix(32-8*i))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		limiters = append(limiters, l)
+	}
+	for round := range 50 {
+		for i, l := range limiters {
+			w := httptest.NewRecorder()
+			r := httptest.NewRequest("GET", "/", nil)
+			r.RemoteAddr = fmt.Sprintf("192.0.2.%d:1", round%3)
+			if !l.Admit(w, r) {
+				t.Fatalf("round %d, limiter %s: denied", round, names[i])
+			}
+			// The /32 limiter keys each address apart; the /24 and /16 ones
+			// see one client: their Remaining count the rounds.
+			left := 999 - round
+			if i == 0 {
+				left = 999 - round/3
+			}
+			want := fmt.Sprintf(`"%s";r=%d;t=1`, names[i], left)
+			if got := w.Header().Get("RateLimit"); got != want {
+				t.Fatalf("round %d, limiter %s: RateLimit %q, want %q", round, names[i], got, want)
+			}
 		}
 	}
 }

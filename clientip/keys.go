@@ -16,16 +16,22 @@ import (
 // are made once, so that a returning client's key allocates nothing. It is
 // safe for concurrent use by multiple goroutines.
 type Keys struct {
-	c     config
-	seed  uint64 // random: no client picks another's slot
-	slots *[keySlots]atomic.Pointer[keyEntry]
+	c    config
+	seed uint64 // random: no client picks another's slot
 }
 
-const keySlots = 1024 // a power of two
+// slots hold the keys of recent addresses, the process's: every Keys's,
+// told apart by their maker, so that a Keys (a limiter's, a rule's of a
+// rules file of thousands) costs no table of its own.
+var slots [keySlots]atomic.Pointer[keyEntry]
 
-// keyEntry is the key of one client address, shared read-only.
+const keySlots = 4096 // a power of two
+
+// keyEntry is the key of one client address under the options of by,
+// shared read-only.
 type keyEntry struct {
 	addr netip.Addr
+	by   *Keys
 	key  string
 }
 
@@ -36,7 +42,7 @@ func New(opts ...Option) (*Keys, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clientip: %s", err)
 	}
-	return &Keys{c: c, seed: rand.Uint64(), slots: new([keySlots]atomic.Pointer[keyEntry])}, nil
+	return &Keys{c: c, seed: rand.Uint64()}, nil
 }
 
 // Header returns the canonical name of the one header that k believes
@@ -80,11 +86,11 @@ func (k *Keys) key(a netip.Addr) string {
 	b := a.As16()
 	hi, lo := binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])
 	sum := (hi^k.seed)*0x9e3779b97f4a7c15 ^ (lo+k.seed)*0xc2b2ae3d27d4eb4f
-	slot := &k.slots[(sum^sum>>29)&(keySlots-1)]
-	if e := slot.Load(); e != nil && e.addr == a {
+	slot := &slots[(sum^sum>>29)&(keySlots-1)]
+	if e := slot.Load(); e != nil && e.addr == a && e.by == k {
 		return e.key
 	}
 	key := k.c.key(a)
-	slot.Store(&keyEntry{addr: a, key: key})
+	slot.Store(&keyEntry{addr: a, by: k, key: key})
 	return key
 }
