@@ -3,6 +3,7 @@ package memory
 import "time"
 
 // Option configures a [Store]; pass options to [New].
+// A nil Option is ignored.
 type Option func(*config)
 
 type config struct {
@@ -19,10 +20,14 @@ func WithClock(now func() time.Time) Option {
 
 // DefaultMaxKeys is the number of keys a store holds at most unless
 // [WithMaxKeys] says otherwise: 2^20, about 1 million. At 49 to 62 bytes a
-// key (a sliding log adds 16 bytes per request in its window), a full
-// store takes about 65 MB of heap, whatever the clients send; with the
-// garbage collector's headroom a process holds about twice that (the
-// example, full: 149 MB resident).
+// key of a token bucket or a window, a full store takes about 65 MB of
+// heap, whatever the clients send; with the garbage collector's headroom a
+// process holds about twice that (the example, full: 149 MB resident). A
+// [ratelimit.SlidingLog] key costs more: about 150 bytes with one request
+// in its window (ratelimit.WithBlock's blocks are such logs), 200 with a
+// few, and 16 to 32 bytes a request past that (its ring doubles), so a
+// store full of blocks, such as a flood of invented user names each sent
+// to a login with blocks until blocked, takes about 170 MB of heap.
 const DefaultMaxKeys = 1 << 20
 
 // WithMaxKeys bounds the number of keys the store holds, so that a flood of

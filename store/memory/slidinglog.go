@@ -23,9 +23,12 @@ type logEntry struct {
 
 func (g *slidingLog) at(i int) *logEntry { return &g.ring[(g.head+i)%len(g.ring)] }
 
-func (g *slidingLog) push(e logEntry) {
+// push appends e to the log of a limit of rate tokens: the ring grows to
+// at most rate entries (one, for a block's log of one request per period),
+// or one more than it holds (a rate lowered since).
+func (g *slidingLog) push(e logEntry, rate int) {
 	if g.count == len(g.ring) {
-		ring := make([]logEntry, max(4, 2*len(g.ring)))
+		ring := make([]logEntry, max(g.count+1, min(max(4, 2*len(g.ring)), rate)))
 		for i := range g.count {
 			ring[i] = *g.at(i)
 		}
@@ -59,7 +62,7 @@ func takeLog(g *slidingLog, now int64, l ratelimit.Limit, n int) (int64, ratelim
 	if g.sum+int64(n) <= int64(l.Rate) {
 		res.Allowed = true
 		if n > 0 {
-			g.push(logEntry{at: now, n: int64(n)})
+			g.push(logEntry{at: now, n: int64(n)}, l.Rate)
 		}
 	} else {
 		// Wait until enough of the oldest entries have left.
