@@ -52,7 +52,10 @@ func (sh *shard) used(s *slot, now int64) float64 {
 		return (prev*weight + curr) / s.k.capacity()
 	case ratelimit.SlidingLog:
 		g := sh.logs[s.h]
-		if g == nil {
+		if g == nil { // a log in its cell: one token until c.exp (inCell)
+			if c.exp > now {
+				return 1 / s.k.capacity()
+			}
 			return 0
 		}
 		g.trim(now - c.at) // what the next request would drop anyway

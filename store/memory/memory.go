@@ -4,8 +4,9 @@
 // The store is sharded by key hash, each shard with its own lock, and keeps
 // one small pointer-free value per key in an open-addressing table, so the
 // garbage collector has nothing to scan however many keys there are: 40
-// bytes a slot. A [ratelimit.SlidingLog] key also keeps its log of requests
-// beside the table, in a map the collector scans (see [DefaultMaxKeys]). Keys are identified by a 64-bit keyed hash with a random
+// bytes a slot. A [ratelimit.SlidingLog] key of a rate above 1 also keeps
+// its log of requests beside the table, in a map the collector scans (see
+// [DefaultMaxKeys]). Keys are identified by a 64-bit keyed hash with a random
 // seed per store (63 bits used; two of a million keys share a budget with a
 // probability below 1 in 10 million). Keys whose
 // budget is full again are dropped by a background sweeper (dropping them
@@ -166,7 +167,7 @@ func (s *Store) AllowN(ctx context.Context, key string, limit ratelimit.Limit, n
 	case ratelimit.SlidingWindow:
 		c, res = slidingWindow(c, !found, now, limit, n)
 	case ratelimit.SlidingLog:
-		c, res = sh.takeLog(h, found, now, limit, n)
+		c, res = sh.takeLog(h, found, c, now, limit, n)
 	default:
 		takeTokensAt(&c, true, now, limit, sh.last.rate, float64(sh.last.capacity), n, &res)
 	}
@@ -239,21 +240,50 @@ func (sh *shard) put(i int, found bool, h uint64, c cell, k keep, now int64) {
 	sh.cells.insert(i, h, c, k)
 }
 
-// takeLog runs the sliding log of key h, creating the log only when a
-// request is admitted into it.
-func (sh *shard) takeLog(h uint64, found bool, now int64, l ratelimit.Limit, n int) (cell, ratelimit.Result) {
-	g := sh.logs[h]
-	if !found || g == nil {
-		g = &slidingLog{}
+// takeLog runs the sliding log of key h, whose cell c was found or not,
+// keeping the log only when a request is admitted into it: in its cell
+// alone while it holds at most one request of one token under a rate of
+// one (a block's log: see inCell), else in sh.logs.
+func (sh *shard) takeLog(h uint64, found bool, c cell, now int64, l ratelimit.Limit, n int) (cell, ratelimit.Result) {
+	var one [1]logEntry
+	kept, in := sh.kept(h, found), inCell(found, c, &one)
+	g := kept
+	if g == nil {
+		g = &in
 	}
 	exp, res := takeLog(g, now, l, n)
-	if res.Allowed && n > 0 {
+	if res.Allowed && n > 0 && (kept != nil || l.Rate > 1 || g.count > 1) {
+		if kept == nil {
+			kept = g.clone()
+		}
 		if sh.logs == nil {
 			sh.logs = make(map[uint64]*slidingLog)
 		}
-		sh.logs[h] = g
+		sh.logs[h] = kept
 	}
 	return cell{exp: exp, at: int64(l.Period)}, res
+}
+
+// kept returns the log of key h, found or not, that sh.logs keeps; nil
+// for a log its cell keeps alone (inCell).
+func (sh *shard) kept(h uint64, found bool) *slidingLog {
+	if !found {
+		return nil
+	}
+	return sh.logs[h]
+}
+
+// inCell returns, with one as its ring, the log that a cell c, found or
+// not, keeps alone: none, or one request of one token, which leaves the
+// window at c.exp after c.at, the period, has passed since it. A key whose
+// log never holds more (one request per period: a block) so costs its
+// cell alone, as a token bucket's does.
+func inCell(found bool, c cell, one *[1]logEntry) slidingLog {
+	if !found {
+		return slidingLog{ring: one[:]}
+	}
+	one[0] = logEntry{at: c.exp - c.at, n: 1}
+	return slidingLog{ring: one[:], count: 1, sum: 1}
 }
 
 // now reads the store's clock in Unix ns. Without WithClock it is the wall

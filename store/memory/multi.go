@@ -89,7 +89,11 @@ func (s *Store) AllowAll(ctx context.Context, takes []ratelimit.Take, results []
 		h, c := p[i].h, p[i].c
 		j, found := sh.cells.find(h) // again: an insert before may have moved it
 		if t.Limit.Algorithm == ratelimit.SlidingLog {
-			c, results[i] = sh.takeLog(h, found, now, t.Limit, t.N)
+			var was cell
+			if found {
+				was = sh.cells.slots[j].c
+			}
+			c, results[i] = sh.takeLog(h, found, was, now, t.Limit, t.N)
 		}
 		sh.put(j, found, h, c, keepOf(t.Limit), now)
 	}
@@ -111,10 +115,10 @@ func (sh *shard) decide(h uint64, now int64, l ratelimit.Limit, n int) (c cell, 
 	case ratelimit.SlidingWindow:
 		return slidingWindow(c, !found, now, l, n)
 	case ratelimit.SlidingLog:
-		var empty slidingLog
-		g := &empty
-		if found && sh.logs[h] != nil {
-			g = sh.logs[h]
+		var one [1]logEntry
+		g, in := sh.kept(h, found), inCell(found, c, &one)
+		if g == nil {
+			g = &in
 		}
 		_, res = takeLog(g, now, l, 0)
 		if g.sum+int64(n) > int64(l.Rate) {

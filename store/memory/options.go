@@ -23,11 +23,13 @@ func WithClock(now func() time.Time) Option {
 // key of a token bucket or a window, a full store takes about 65 MB of
 // heap, whatever the clients send; with the garbage collector's headroom a
 // process holds about twice that (the example, full: 149 MB resident). A
-// [ratelimit.SlidingLog] key costs more: about 150 bytes with one request
-// in its window (ratelimit.WithBlock's blocks are such logs), 200 with a
-// few, and 16 to 32 bytes a request past that (its ring doubles), so a
-// store full of blocks, such as a flood of invented user names each sent
-// to a login with blocks until blocked, takes about 170 MB of heap.
+// [ratelimit.SlidingLog] key of a rate above 1 costs more: about 150 bytes
+// with one request in its window, 200 with a few, and 16 to 32 bytes a
+// request past that (its ring doubles). A log of one request per period,
+// such as ratelimit.WithBlock's blocks, keeps its request in its slot and
+// costs what a token bucket's key does: a store full of blocks (a flood of
+// invented user names each sent to a login until blocked) takes about
+// 65 MB too.
 const DefaultMaxKeys = 1 << 20
 
 // WithMaxKeys bounds the number of keys the store holds, so that a flood of

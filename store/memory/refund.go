@@ -50,17 +50,17 @@ func (s *Store) RefundN(ctx context.Context, key string, limit ratelimit.Limit, 
 		sl.c = refundSliding(sl.c, now, limit, n, age)
 		_, res = slidingWindow(sl.c, false, now, limit, 0)
 	case ratelimit.SlidingLog:
-		g := sh.logs[h]
+		var one [1]logEntry
+		g, in := sh.kept(h, true), inCell(true, sl.c, &one)
 		if g == nil {
-			_, res = sh.decide(h, now, limit, 0)
-			return refunded(res), nil
+			g = &in
 		}
 		exp := refundLog(g, now, limit, n, age)
 		if g.count == 0 { // an empty log is a new key's: drop it
 			sh.cells.deleteAt(i)
 			delete(sh.logs, h)
 		} else {
-			sl.c.exp = exp
+			sl.c.exp = exp // a log in its cell keeps its one request
 		}
 		_, res = takeLog(g, now, limit, 0)
 	default:

@@ -39,6 +39,15 @@ func (g *slidingLog) push(e logEntry, rate int) {
 	g.sum += e.n
 }
 
+// clone returns a copy of g on the heap, with a ring of its own.
+func (g *slidingLog) clone() *slidingLog {
+	c := &slidingLog{ring: make([]logEntry, max(1, g.count)), count: g.count, sum: g.sum}
+	for i := range g.count {
+		c.ring[i] = *g.at(i)
+	}
+	return c
+}
+
 // trim drops the entries at or before cutoff, which have left the window.
 func (g *slidingLog) trim(cutoff int64) {
 	for g.count > 0 && g.at(0).at <= cutoff {
