@@ -123,7 +123,6 @@ func TestHousekeepingStallsNoRequest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a million keys; run without -short")
 	}
-	l := ratelimit.PerSecond(10)
 	tests := []struct {
 		name string
 		opts []memory.Option
@@ -149,67 +148,86 @@ func TestHousekeepingStallsNoRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newClock()
-			s := memory.New(append([]memory.Option{memory.WithClock(c.Now)}, tt.opts...)...)
-			defer s.Close()
-			ctx := context.Background()
-			for i := range housekeepingKeys {
-				s.AllowN(ctx, "idle-"+strconv.Itoa(i), l, 1)
-			}
-			// One caller on the store, and the control caller on a store of
-			// its own beside it: with more runnable goroutines than cores the
-			// Go scheduler alone can hold a goroutine back for its 10 ms time
-			// slice, housekeeping or not, and the control sees those waits as
-			// the caller does.
-			var worst atomic.Int64
-			var calls atomic.Int64
-			var wg sync.WaitGroup
-			stop := make(chan struct{})
-			ctl := startControl()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; ; i++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					key := tt.prefix + strconv.Itoa(i)
-					if tt.prefix == "hot-" {
-						key = tt.prefix + strconv.Itoa(i%1000)
-					}
-					start := time.Now()
-					s.AllowN(ctx, key, l, 1)
-					if d := int64(time.Since(start)); d > worst.Load() {
-						worst.Store(d)
-					}
-					calls.Add(1)
+			// A stall of housekeeping's comes back in every run; one the
+			// machine made (a thread of this process held off a core while
+			// the control's ran) seldom twice: a second run decides.
+			for attempt := 1; ; attempt++ {
+				worst, most, calls := housekeepingRun(t, tt.opts, tt.prefix, tt.done)
+				t.Logf("slowest of %d AllowN calls while %s among %d keys: %v", calls, tt.name, housekeepingKeys, worst)
+				if most == 0 || worst <= most {
+					return
 				}
-			}()
-			deadline := time.Now().Add(30 * time.Second)
-			for first := true; time.Now().Before(deadline); first = false {
-				n := int(calls.Load())
-				if first {
-					n = 0
+				if attempt == 2 {
+					t.Fatalf("one AllowN took %v while %s, want at most %v (twice)", worst, tt.name, most)
 				}
-				if tt.done(s, c, n) {
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			close(stop)
-			wg.Wait()
-			during := ctl.finish()
-			if !tt.done(s, c, int(calls.Load())) {
-				t.Fatalf("housekeeping unfinished after 30s: %d keys, %d calls", s.Len(), calls.Load())
-			}
-			t.Logf("slowest of %d AllowN calls while %s among %d keys: %v", calls.Load(), tt.name, housekeepingKeys, time.Duration(worst.Load()))
-			if w, most := time.Duration(worst.Load()), stallLimit(t, during); most > 0 && w > most {
-				t.Fatalf("one AllowN took %v while %s, want at most %v", w, tt.name, most)
+				t.Logf("one AllowN took %v, over %v: once more", worst, most)
 			}
 		})
 	}
+}
+
+// housekeepingRun fills a store of opts with housekeepingKeys keys, then
+// makes AllowN calls of keys named prefix and a number until done says
+// housekeeping is done, and returns the slowest call, the most the test
+// accepts (stallLimit) and the number of calls.
+func housekeepingRun(t *testing.T, opts []memory.Option, prefix string, done func(*memory.Store, *clock, int) bool) (worst, most time.Duration, n int64) {
+	l := ratelimit.PerSecond(10)
+	c := newClock()
+	s := memory.New(append([]memory.Option{memory.WithClock(c.Now)}, opts...)...)
+	defer s.Close()
+	ctx := context.Background()
+	for i := range housekeepingKeys {
+		s.AllowN(ctx, "idle-"+strconv.Itoa(i), l, 1)
+	}
+	// One caller on the store, and the control caller on a store of its
+	// own beside it: with more runnable goroutines than cores the Go
+	// scheduler alone can hold a goroutine back for its 10 ms time slice,
+	// housekeeping or not, and the control sees those waits as the caller
+	// does.
+	var slowest atomic.Int64
+	var calls atomic.Int64
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	ctl := startControl()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			key := prefix + strconv.Itoa(i)
+			if prefix == "hot-" {
+				key = prefix + strconv.Itoa(i%1000)
+			}
+			start := time.Now()
+			s.AllowN(ctx, key, l, 1)
+			if d := int64(time.Since(start)); d > slowest.Load() {
+				slowest.Store(d)
+			}
+			calls.Add(1)
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for first := true; time.Now().Before(deadline); first = false {
+		n := int(calls.Load())
+		if first {
+			n = 0
+		}
+		if done(s, c, n) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	during := ctl.finish()
+	if !done(s, c, int(calls.Load())) {
+		t.Fatalf("housekeeping unfinished after 30s: %d keys, %d calls", s.Len(), calls.Load())
+	}
+	return time.Duration(slowest.Load()), stallLimit(t, during), calls.Load()
 }
 
 func TestSlotsConformance(t *testing.T) {
