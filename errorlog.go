@@ -53,6 +53,8 @@ func (l *Limiter) logError(r *http.Request, err error) {
 		msg, policy = "ratelimit: request refused: its call cannot be decided", "refused (500)"
 	case errors.Is(err, errEnded): // the request's own deadline (pass_record.go)
 		msg, policy = "ratelimit: request refused: its own deadline passed before the store answered", "refused (503)"
+	case errors.Is(err, errWaitEnded): // the request's own deadline, as it waited (shaping.go)
+		msg, policy = "ratelimit: request refused: its own deadline passed while it waited for its tokens", "refused (503)"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		msg += ": it refused the connection" // nothing listens there: down, or a wrong address
 	}

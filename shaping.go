@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -10,8 +11,10 @@ import (
 // budget that would pass within d waits until then and is served, as nginx's
 // limit_req with delay and Traefik's maxDelay do; only one that would wait
 // longer is denied, with a Retry-After of the rest. The wait honours the
-// request's context: a request whose deadline comes before its tokens is
-// denied at once, as one that would wait longer than d; a client that goes
+// request's context: a request whose deadline comes before its tokens (or,
+// where it is decided again after the wait, before that second answer
+// could come, counted as long as the first took) is denied as soon as the
+// store answers, as one that would wait longer than d; a client that goes
 // away while it waits ends the wait, and the request is not served. 0, the
 // default, refuses at once.
 //
@@ -61,29 +64,58 @@ func (l *Limiter) runShaped(ctx context.Context, n int, p *pass) *outcome {
 	if l.booker != nil {
 		p.op, p.maxWait = book, l.maxDelay
 	}
+	start := time.Now()
 	o := l.run(ctx, n, p)
 	if o.end != decided {
 		return o
 	}
 	if p.op == book {
 		if d := p.booking.Delay; o.res.Allowed && d > 0 {
+			// The store bounded the wait by the deadline as it was sent;
+			// its answer took some of that time.
+			if left := l.waitBound(ctx, d); left < d {
+				l.cancelBooking(ctx, p)
+				return l.deniedWait(p, o, d-left)
+			}
 			if err := sleep(ctx, d); err != nil {
 				l.cancelBooking(ctx, p)
-				return l.ended(ctx, p, nil) // pass_record.go
+				return l.endedWaiting(p, err)
 			}
 			o.delay = d
 		}
 		return o
 	}
-	if d := o.res.RetryAfter; !o.res.Allowed && d <= l.waitBound(ctx, l.maxDelay) {
+	// The request waits, then is decided once more: a wait that leaves no
+	// time for that second call, as long as the first took, is not begun.
+	if d := o.res.RetryAfter; !o.res.Allowed && d <= l.waitBound(ctx, l.maxDelay)-time.Since(start) {
 		if err := sleep(ctx, d); err != nil {
-			return l.ended(ctx, p, nil)
+			return l.endedWaiting(p, err)
 		}
 		o = l.run(ctx, n, p)
 		o.delay = d
 	}
 	return o
 }
+
+// deniedWait makes o, the booking of p's one take, a denial: its tokens
+// come retry later than the request's deadline lets it wait.
+func (l *Limiter) deniedWait(p *pass, o *outcome, retry time.Duration) *outcome {
+	r := &p.results[0]
+	r.Allowed, r.Remaining, r.RetryAfter = false, 0, retry
+	l.summarize(p, o) // pass_record.go
+	return o
+}
+
+// endedWaiting answers p, whose request's context ended with err while it
+// waited for its tokens: not served, as a request that ended before the
+// store answered (pass_record.go), and not the store's failure.
+func (l *Limiter) endedWaiting(p *pass, err error) *outcome {
+	return p.answer(outcome{end: gone, err: fmt.Errorf("%w: %w", errWaitEnded, err)})
+}
+
+// errWaitEnded is the error of a request whose own context ended while it
+// waited for its tokens.
+var errWaitEnded = errors.New("ratelimit: the request ended while it waited for its tokens")
 
 // waitBound is how long a request of ctx may wait for its tokens: d, or
 // less if ctx's deadline comes first. A request whose tokens come later is

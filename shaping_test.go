@@ -237,3 +237,76 @@ func TestShapingDeniesAtOnceWhatItsDeadlineCannotWaitFor(t *testing.T) {
 		})
 	}
 }
+
+// lateStore answers as the memory store does, 20 ms later (synctest time).
+type lateStore struct{ *memory.Store }
+
+func (s lateStore) AllowN(ctx context.Context, key string, l ratelimit.Limit, n int) (ratelimit.Result, error) {
+	time.Sleep(20 * time.Millisecond)
+	return s.Store.AllowN(ctx, key, l, n)
+}
+
+func (s lateStore) AllowAll(ctx context.Context, takes []ratelimit.Take, results []ratelimit.Result) error {
+	time.Sleep(20 * time.Millisecond)
+	return s.Store.AllowAll(ctx, takes, results)
+}
+
+func (s lateStore) ReserveN(ctx context.Context, key string, l ratelimit.Limit, n int, maxWait time.Duration) (ratelimit.Reservation, error) {
+	time.Sleep(20 * time.Millisecond)
+	return s.Store.ReserveN(ctx, key, l, n, maxWait)
+}
+
+// TestShapingCountsTheStoresTimeAgainstTheDeadline: on a store that
+// answers 20 ms after it is asked, a request whose deadline comes just
+// before its token, or before the store could decide it again after the
+// wait, is denied as soon as the store answers (429) or served, never held
+// to its deadline and refused 503, nor the error handler told, on every
+// path; one whose deadline leaves the wait and the calls is served.
+func TestShapingCountsTheStoresTimeAgainstTheDeadline(t *testing.T) {
+	tests := []struct {
+		name  string
+		store func(*memory.Store) ratelimit.Store
+		opts  []ratelimit.Option
+	}{
+		{"booking", func(s *memory.Store) ratelimit.Store { return lateStore{s} }, nil},
+		{"waiting and deciding again", func(s *memory.Store) ratelimit.Store { return plainStore{lateStore{s}} }, nil},
+		{"two policies", func(s *memory.Store) ratelimit.Store { return lateStore{s} },
+			[]ratelimit.Option{ratelimit.WithPolicy(ratelimit.Policy{Name: "hour", Limit: ratelimit.PerHour(100)})}},
+	}
+	for _, tt := range tests {
+		// 990 ms: the deadline comes before the token; 1010 ms: after it,
+		// but before a second decision of the store could follow the wait
+		// (served where the limiter books); 1500 ms: after both.
+		for _, deadline := range []time.Duration{990 * time.Millisecond, 1010 * time.Millisecond, 1500 * time.Millisecond} {
+			t.Run(fmt.Sprint(tt.name, "/", deadline), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					mem := memory.New()
+					defer mem.Close()
+					var told []error
+					opts := append([]ratelimit.Option{ratelimit.WithMaxDelay(2 * time.Second),
+						ratelimit.WithErrorHandler(func(_ *http.Request, err error) { told = append(told, err) })}, tt.opts...)
+					l, err := ratelimit.New(tt.store(mem), ratelimit.PerSecond(1), opts...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					h := l.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+					do := func(deadline time.Duration) (*httptest.ResponseRecorder, time.Duration) {
+						ctx, cancel := context.WithTimeout(context.Background(), deadline)
+						defer cancel()
+						start := time.Now()
+						w := httptest.NewRecorder()
+						h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
+						return w, time.Since(start)
+					}
+					do(time.Hour) // the burst, decided 20 ms in: the next token 1 s later
+					w, took := do(deadline)
+					denied := w.Code == http.StatusTooManyRequests && w.Header().Get("Retry-After") != "" && took <= 40*time.Millisecond
+					if !denied && w.Code != http.StatusOK || len(told) != 0 || deadline == 1500*time.Millisecond && w.Code != http.StatusOK {
+						t.Fatalf("%d Retry-After %q after %v, error handler told %v; want 429 once the store answered or 200 (200 for 1.5 s), nothing told",
+							w.Code, w.Header().Get("Retry-After"), took, told)
+					}
+				})
+			})
+		}
+	}
+}
