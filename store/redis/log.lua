@@ -56,7 +56,7 @@ local function slidinglog(key, rate, capacity, n, period, now, slack, commit)
   if sum > 0 then
     reset = newest + period - now
   end
-  return {allowed, capacity - sum, retry, reset}
+  return {allowed, math.max(capacity - sum, 0), retry, reset} -- a lowered limit: none left, never fewer
 end
 
 -- logTake decides and commits a take of n on the log at key, with the

@@ -90,5 +90,7 @@ local function window(v, rate, capacity, n, period, now, slack)
   if count > 0 then
     reset = stop - now
   end
-  return allowed, capacity - count, retry, reset, nv, ms
+  -- a window filled under a higher limit (a plan since lowered) has none
+  -- left, never fewer
+  return allowed, math.max(capacity - count, 0), retry, reset, nv, ms
 end

@@ -163,3 +163,23 @@ func passesAfterRetry(e *env) {
 	e.wait(res.RetryAfter)
 	e.expect("k", l, 1, true, 0)
 }
+
+// loweredLimit: a key that used more than a lowered limit (a plan
+// downgraded, a LimitFunc's smaller answer) allows has none left,
+// never fewer: Remaining is 0, not negative, for a report and for a take;
+// the windows and the log deny the take until the use leaves them.
+func loweredLimit(e *env) {
+	high, low := e.slowLimit(10), e.slowLimit(2)
+	for range 4 {
+		e.allow("k", high, 1)
+	}
+	for _, n := range []int{0, 1} {
+		res := e.allow("k", low, n)
+		if res.Remaining < 0 || res.Remaining > 2 {
+			e.t.Fatalf("n %d under a limit of 2 after 4 of 10 used: Remaining %d, want 0 to 2", n, res.Remaining)
+		}
+		if e.algo != ratelimit.TokenBucket && n == 1 && (res.Allowed || res.Remaining != 0) {
+			e.t.Fatalf("a take under a limit of 2 after 4 of 10 used: %+v, want denied with none left", res)
+		}
+	}
+}

@@ -300,5 +300,6 @@ func cases() []testCase {
 		{name: "refill keeps fractions of a token", clock: true, run: fractionalRefill},
 		{name: "a clock going back refills nothing", clock: true, run: clockBack},
 		{name: "limits at the bounds of Validate neither wrap nor go negative", clock: true, run: extremeLimits},
+		{name: "a key over a lowered limit has none left, never fewer", everyAlgorithm: true, run: loweredLimit},
 	}
 }
