@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
-	"strings"
 )
 
 // badKeyFunc is the KeyFunc of an extractor given bad options: it fails
@@ -41,10 +40,13 @@ func badKeyFuncError(f KeyFunc) error {
 	return err
 }
 
-// partsError is the error of the first part of a composition what
-// ("FirstOf") of n parts that is nil or given bad options, else nil; part
+// partsError is the error of a composition what ("FirstOf") of no parts,
+// or of its first of n parts that is nil or given bad options, else nil; part
 // reports whether part i is nil, and the part as a KeyFunc if it is one.
 func partsError(what string, n int, part func(i int) (isNil bool, f KeyFunc)) error {
+	if n == 0 { // it could key no request
+		return configError("ratelimit: bad configuration: ", fmt.Errorf("%s(): no key functions", what), ErrBadConfig)
+	}
 	for i := range n {
 		isNil, f := part(i)
 		if isNil {
@@ -66,19 +68,4 @@ func asKeyFunc(f any) KeyFunc {
 		return f
 	}
 	return nil
-}
-
-// validHeaderName reports whether name is a header field name (RFC 9110's
-// token), one a request can carry.
-func validHeaderName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ratelimit-go/ratelimit/clientip"
+	"github.com/ratelimit-go/ratelimit/internal/headername"
 )
 
 // Bounds of keys.
@@ -69,8 +70,8 @@ func (e *MissingKeyError) Is(target error) bool { return target == ErrMissingKey
 // (https://adam-p.ca/blog/2022/03/x-forwarded-for/). An address it cannot
 // know falls into the one shared budget [clientip.UnknownKey].
 //
-// A prefix length out of range, an invalid trusted prefix or an empty
-// header name is bad configuration: [New] reports it (an error wrapping
+// A prefix length out of range, an invalid trusted prefix or a header
+// name that is none ("", "X Real IP") is bad configuration: [New] reports it (an error wrapping
 // [ErrBadConfig]), also within [FirstOf] or [Compose]; given to a single
 // call ([Limiter.AdmitWithKeyFunc]), the KeyFunc fails every request with
 // it (answered 500, told to the error handler). [clientip.New] reports the
@@ -96,7 +97,7 @@ func KeyByIP(opts ...clientip.Option) KeyFunc {
 // A name that is no header name ("", "X API Key") is bad configuration,
 // reported by [New] as a bad prefix of [KeyByIP] is.
 func KeyByHeader(name string) KeyFunc {
-	if !validHeaderName(name) {
+	if !headername.Valid(name) {
 		return badKeyFunc(fmt.Errorf("KeyByHeader(%q): not a header name", name))
 	}
 	canonical := http.CanonicalHeaderKey(name)
@@ -120,8 +121,14 @@ func KeyByHeader(name string) KeyFunc {
 // integer type, a fmt.Stringer, or a named type of a string or an integer
 // (type UserID int64), such as a user id, giving "user:" + the value,
 // which reaches the store only as a keyed hash (see [WithKeySecret]). A
-// request without it, or with an empty one, gets 401 "missing user".
+// request without it, or with an empty one, gets 401 "missing user". A key
+// no context can hold a value under (nil, a slice, a map) is bad
+// configuration, reported by [New].
 func KeyByContext(key any) KeyFunc {
+	if key == nil || !reflect.TypeOf(key).Comparable() {
+		// context.WithValue refuses such a key: no value is ever under it.
+		return badKeyFunc(fmt.Errorf("KeyByContext(%T): a context key must be comparable and not nil", key))
+	}
 	missing := &MissingKeyError{What: "user", Status: http.StatusUnauthorized}
 	return func(r *http.Request) (string, error) {
 		var s string
@@ -184,8 +191,8 @@ func KeyByRoute() KeyFunc {
 // "|": Compose(KeyByRoute(), KeyByIP()) gives each client a budget per
 // route. It fails if any of them fails. It composes key functions of any
 // request type alike, such as the adapters' over gin.Context or
-// echo.Context. A nil part, or a part given bad options, makes it fail
-// every request with that bad configuration, which [New] reports.
+// echo.Context. No parts, a nil part, or a part given bad options make it
+// fail every request with that bad configuration, which [New] reports.
 func Compose[F ~func(R) (string, error), R any](fns ...F) F {
 	if err := partsError("Compose", len(fns), func(i int) (bool, KeyFunc) { return fns[i] == nil, asKeyFunc(any(fns[i])) }); err != nil {
 		if bad, ok := any(failingKey(err)).(F); ok {
@@ -212,15 +219,14 @@ func Compose[F ~func(R) (string, error), R any](fns ...F) F {
 // FirstOf keys requests by the first of fns that succeeds:
 // FirstOf(KeyByHeader("X-API-Key"), KeyByIP()) limits per API key, and
 // clients without one per address. If all fail, it returns the last error.
-// A nil part, or a part given bad options, makes it fail every request
-// with that bad configuration, which [New] reports.
+// No parts, a nil part, or a part given bad options make it fail every
+// request with that bad configuration, which [New] reports.
 func FirstOf(fns ...KeyFunc) KeyFunc {
 	if err := partsError("FirstOf", len(fns), func(i int) (bool, KeyFunc) { return fns[i] == nil, fns[i] }); err != nil {
 		return failingKey(err)
 	}
-	noKey := &MissingKeyError{What: "key", Status: http.StatusBadRequest} // for FirstOf()
 	return func(r *http.Request) (string, error) {
-		err := error(noKey)
+		var err error
 		for _, f := range fns {
 			k, e := f(r)
 			if e == nil {

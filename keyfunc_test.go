@@ -154,8 +154,9 @@ func TestHeaderKeysNeverTakeAnotherKeyFuncsForm(t *testing.T) {
 }
 
 // TestBadKeyFuncsFailNew: a key function that cannot key any request (a
-// header that is no header name, a nil part of FirstOf or Compose) is an
-// error of New wrapping ErrBadConfig, of an in-flight limit's too; key
+// header that is no header name, a context key no context can hold, a
+// FirstOf or Compose of no parts or of a nil part) is an error of New
+// wrapping ErrBadConfig, of an in-flight limit's too; key
 // functions that can key a request are not.
 func TestBadKeyFuncsFailNew(t *testing.T) {
 	store := memory.New()
@@ -177,7 +178,12 @@ func TestBadKeyFuncsFailNew(t *testing.T) {
 		{"KeyByHeader", ratelimit.KeyByHeader("X-API-Key"), ""},
 		{"KeyByHeader of a token of every sort", ratelimit.KeyByHeader("X_Api.Key~1!#$%&'*+^`|"), ""},
 		{"FirstOf", ratelimit.FirstOf(ratelimit.KeyByHeader("X-API-Key"), ratelimit.KeyByIP()), ""},
-		{"FirstOf of none", ratelimit.FirstOf(), ""},
+		{"FirstOf of none", ratelimit.FirstOf(), "FirstOf(): no key functions"},
+		{"Compose of none", ratelimit.Compose[ratelimit.KeyFunc](), "Compose(): no key functions"},
+		{"KeyByContext of nil", ratelimit.KeyByContext(nil), "KeyByContext(<nil>)"},
+		{"KeyByContext of a slice", ratelimit.KeyByContext([]string{"user"}), "KeyByContext([]string)"},
+		{"KeyByContext of a struct", ratelimit.KeyByContext(userKey{}), ""},
+		{"KeyByContext of a string", ratelimit.KeyByContext("user"), ""},
 		{"Compose", ratelimit.Compose(ratelimit.KeyByRoute(), ratelimit.KeyByIP()), ""},
 		{"a function of one's own", func(*http.Request) (string, error) { return "", nil }, ""},
 	}

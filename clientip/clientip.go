@@ -14,6 +14,8 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+
+	"github.com/ratelimit-go/ratelimit/internal/headername"
 )
 
 // UnknownKey is the key of every request whose client address [Keys]
@@ -141,8 +143,11 @@ func newConfig(opts []Option) (config, error) {
 	if c.v4Bits < 0 || c.v4Bits > 32 || c.v6Bits < 0 || c.v6Bits > 128 {
 		return c, fmt.Errorf("prefix lengths /%d (IPv4) and /%d (IPv6) out of range", c.v4Bits, c.v6Bits)
 	}
-	if c.header == "" || slices.ContainsFunc(c.trusted, func(p netip.Prefix) bool { return !p.IsValid() }) {
-		return c, errors.New(`an invalid trusted prefix or clientip.Header("")`)
+	if !headername.Valid(c.header) {
+		return c, fmt.Errorf("Header(%q): not a header name", c.header)
+	}
+	if slices.ContainsFunc(c.trusted, func(p netip.Prefix) bool { return !p.IsValid() }) {
+		return c, errors.New("an invalid trusted prefix")
 	}
 	return c, nil
 }

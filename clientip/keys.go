@@ -36,7 +36,8 @@ type keyEntry struct {
 }
 
 // New returns the Keys of opts; a prefix length out of range, an invalid
-// trusted prefix or an empty header name is an error.
+// trusted prefix or a header name that is none ("", "X Real IP") is an
+// error.
 func New(opts ...Option) (*Keys, error) {
 	c, err := newConfig(opts)
 	if err != nil {

@@ -74,9 +74,15 @@ func TestKeysKeyAsKeyByIP(t *testing.T) {
 
 func TestNewRefusesBadOptions(t *testing.T) {
 	for _, opt := range []clientip.Option{clientip.GroupIPv4ByPrefix(33), clientip.GroupIPv6ByPrefix(-1),
-		clientip.Header(""), clientip.TrustProxies(netip.Prefix{})} {
+		clientip.Header(""), clientip.Header("X Real IP"), clientip.Header("X-Real-IP:"),
+		clientip.TrustProxies(netip.Prefix{})} {
 		if _, err := clientip.New(opt); err == nil {
 			t.Error("New: no error")
+		}
+	}
+	for _, name := range []string{"X-Real-IP", "cf-connecting-ip", "Forwarded", "X_Client_IP"} {
+		if _, err := clientip.New(clientip.Header(name)); err != nil {
+			t.Errorf("New(Header(%q)): %v", name, err)
 		}
 	}
 }

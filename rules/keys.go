@@ -10,6 +10,7 @@ import (
 
 	"github.com/ratelimit-go/ratelimit"
 	"github.com/ratelimit-go/ratelimit/clientip"
+	"github.com/ratelimit-go/ratelimit/internal/headername"
 )
 
 // keyParts are the parts a key may join, for messages.
@@ -38,7 +39,7 @@ func checkPart(part string) error {
 	switch name, ok := strings.CutPrefix(part, "header:"); {
 	case part == "ip", part == "route", part == "user":
 		return nil
-	case ok && name != "" && !strings.ContainsAny(name, " \t:"):
+	case ok && headername.Valid(name):
 		return nil
 	}
 	return fmt.Errorf("unknown key %q (%s)", part, keyParts)

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ratelimit-go/ratelimit"
+	"github.com/ratelimit-go/ratelimit/internal/headername"
 )
 
 var algorithms = map[string]ratelimit.Algorithm{
@@ -84,7 +85,7 @@ func (p *parser) config(doc *yaml.Node) (*Config, error) {
 			if c.ClientIPHeader, err = p.str(f.value, at); err != nil {
 				return nil, err
 			}
-			if c.ClientIPHeader == "" || strings.ContainsAny(c.ClientIPHeader, " :\t") {
+			if !headername.Valid(c.ClientIPHeader) {
 				return nil, p.fail(f.value, at, "%q is not a header name", c.ClientIPHeader)
 			}
 		case "trust_unix_socket":

@@ -51,6 +51,7 @@ package grpclimit
 
 import (
 	"context"
+	"net/http"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -93,10 +94,15 @@ var defaultPeerKey = sync.OnceValue(func() callKey {
 
 // KeyByMetadata keys calls by the metadata value name, such as an API key
 // in "x-api-key"; a call without it is answered codes.InvalidArgument. It
-// is ratelimit.KeyByHeader(name) over the call's metadata.
+// is ratelimit.KeyByHeader(name) over the call's metadata: a name that is
+// no header name ("", "x api key") is bad configuration, and every call is
+// answered codes.Internal and told to the limiter's error handler.
 func KeyByMetadata(name string) Option {
 	f := ratelimit.KeyByHeader(name)
-	fast := metadataKey(name, f)
+	var fast callKey
+	if _, err := f(&http.Request{Header: http.Header{http.CanonicalHeaderKey(name): {"v"}}}); err == nil {
+		fast = metadataKey(name, f)
+	} // else no metadata is ever named so: f fails every call with its bad configuration, on the slow path
 	return func(c *config) { c.key, c.fast = f, fast }
 }
 

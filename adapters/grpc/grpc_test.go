@@ -156,6 +156,23 @@ func TestMissingMetadataKeyIsInvalidArgument(t *testing.T) {
 	}
 }
 
+// TestBadMetadataNameIsBadConfiguration: KeyByMetadata of a name no
+// metadata can have answers every call Internal and tells the error
+// handler of the bad configuration, as KeyByPeer of bad options does,
+// rather than blaming the client with InvalidArgument.
+func TestBadMetadataNameIsBadConfiguration(t *testing.T) {
+	for _, name := range []string{"", "x api key"} {
+		var told error
+		l := newLimiter(t, memStore(t), ratelimit.PerMinute(1),
+			ratelimit.WithErrorHandler(func(_ *http.Request, err error) { told = err }))
+		c := serve(t, nil, grpc.UnaryInterceptor(grpclimit.UnaryServerInterceptor(l, grpclimit.KeyByMetadata(name))))
+		md := metadata.Pairs("x-api-key", "k")
+		if err, _, _ := check(c, md); status.Code(err) != codes.Internal || !errors.Is(told, ratelimit.ErrBadConfig) {
+			t.Errorf("KeyByMetadata(%q): %v, error handler told %v; want Internal and ErrBadConfig", name, err, told)
+		}
+	}
+}
+
 var errDown = errors.New("store down")
 
 type downStore struct{}
