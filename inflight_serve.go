@@ -134,29 +134,45 @@ func (f *inFlight) acquire(r *http.Request, sk string) (slots.Slot, callEnd, err
 
 // giveBack releases slot, the answer (with err) of an Acquire that nobody
 // uses, on the goroutine that read it: the store granted it after the time
-// budget, or failed after it may have taken it. It waits for the store at
-// most a lease, after which the slot lapses anyway.
+// budget, or failed after it may have taken it. A Release that fails is
+// tried again, a little later each time, until one is answered or a lease
+// has passed, after which the slot lapses anyway: a store that stalled
+// runs the Acquires waiting in its buffers as it wakes, and a client whose
+// own timeouts are shorter than the stall (a read timeout of 100 ms) fails
+// every Release sent during it. Releases are idempotent (store/redis
+// remembers an ID released before its Acquire ran).
 func (f *inFlight) giveBack(r *http.Request, sk string, slot slots.Slot, err error) {
 	if !slot.Acquired && (err == nil || slot.ID == "") {
 		return // nothing taken
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), f.lease)
 	defer cancel()
-	if err := f.store.Release(ctx, sk, slot); err != nil {
-		f.onError(r, fmt.Errorf("ratelimit: in-flight slot of a late or failed Acquire not given back, it lapses with its lease: %w", err))
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		select {
+		case <-ctx.Done():
+			f.onError(r, fmt.Errorf("ratelimit: in-flight slot not given back, it lapses with its lease: %w", err))
+			return
+		case <-t.C:
+		}
+		if err = f.store.Release(ctx, sk, slot); err == nil {
+			return
+		}
+		t.Reset(wait)
 	}
 }
 
 // release gives back r's slot within the time budget; a release that
-// fails or does not answer in time is told to the error handler (the slot
-// lapses with its lease) and counts against the breaker.
+// fails or does not answer in time counts against the breaker and is
+// tried again in the background (giveBack).
 func (f *inFlight) release(r *http.Request, sk string, slot slots.Slot) {
 	ctx := context.WithoutCancel(r.Context())
 	_, err := withinOr(ctx, f.budget, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, f.store.Release(ctx, sk, slot)
 	}, nil)
 	if f.settle(ctx, err, false) != answered {
-		f.onError(r, fmt.Errorf("ratelimit: in-flight slot not released, it lapses with its lease: %w", err))
+		go f.giveBack(r, sk, slot, err)
 	}
 }
 

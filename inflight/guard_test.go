@@ -25,6 +25,8 @@ type frozenSlots struct {
 	frozen   chan struct{} // closed: thawed
 	fail     bool
 	acquires atomic.Int32
+	failing  atomic.Int32 // Releases still to fail, as a client's timeout shorter than a stall fails them
+	releases atomic.Int32
 	mu       sync.Mutex
 	keys     map[string]bool
 }
@@ -53,6 +55,10 @@ func (s *frozenSlots) Renew(ctx context.Context, key string, slot inflight.Slot,
 }
 
 func (s *frozenSlots) Release(ctx context.Context, key string, slot inflight.Slot) error {
+	s.releases.Add(1)
+	if s.failing.Add(-1) >= 0 {
+		return errors.New("i/o timeout")
+	}
 	return s.slots.Release(ctx, key, slot)
 }
 
@@ -177,6 +183,40 @@ func TestInFlightFailedAcquireIsGivenBack(t *testing.T) {
 			t.Fatalf("%d slots held, want 0", n)
 		}
 	})
+}
+
+// TestInFlightReleaseIsTriedUntilTheStoreAnswers: a slot whose Release
+// fails (a client whose read timeout is shorter than the store's stall
+// fails every call sent during it) is released again, a little later each
+// time, until the store answers, rather than held until its lease ends:
+// the slot an Acquire took and whose reply was lost, and the slot of a
+// request that ran.
+func TestInFlightReleaseIsTriedUntilTheStoreAnswers(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		acquireLost bool
+	}{
+		{"an Acquire's lost reply", true},
+		{"a request that ran", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := newFrozenSlots()
+				s.fail = tt.acquireLost
+				s.thaw()
+				s.failing.Store(3)
+				f := newReportLimit(t, s, inflight.WithErrorHandler(func(*http.Request, error) {}))
+				if code, ran, _ := serveSlot(f, context.Background(), "a"); code != http.StatusOK || !ran {
+					t.Fatalf("%d, handler ran %v; want 200 and run", code, ran)
+				}
+				time.Sleep(time.Second) // less than the lease, 10 s
+				synctest.Wait()
+				if n, r := s.running(), s.releases.Load(); n != 0 || r != 4 {
+					t.Fatalf("%d slots held after %d Releases, want 0 after 4 (3 failed)", n, r)
+				}
+			})
+		})
+	}
 }
 
 // cancellingSlots is a Local SlotStore whose Acquire takes a slot, then
