@@ -21,9 +21,12 @@ import (
 // requests of a blocked key still spend its budget, and a blocked request
 // does not extend the block. Retry-After and X-RateLimit-Reset of a
 // blocked request both tell when it may come back: the block's end, or
-// the budget's own wait if that is longer; the deny cache keeps the
-// denial for as long. [Limiter.Reset] lifts the block. A denial of the fallback store
-// starts no block. d must be positive; WithBlock does not combine with
+// the budget's own wait after what the request spent if that is longer;
+// the deny cache keeps the denial for as long. [Limiter.Reset] lifts the
+// block. While the store fails, a block this app server has seen holds to
+// its end (its deny cache answers, whatever [WithDenyCacheMaxAge]); one it
+// has not seen is unknown to the fallback store, whose denials start no
+// block. d must be positive; WithBlock does not combine with
 // [WithMaxDelay] (a shaped request waits, it is not denied).
 func WithBlock(d time.Duration) Option {
 	return func(c *config) error {
@@ -75,12 +78,33 @@ func (l *Limiter) applyBlocks(ctx context.Context, p *pass) {
 		res, block := &p.results[i], &p.allRes[n+i]
 		switch {
 		case block.Remaining == 0: // blocked: until the block ends, or the budget allows if later
-			wait := max(block.ResetAfter, res.RetryAfter)
+			own := res.RetryAfter
+			if res.Allowed { // the blocked request spent its budget's tokens
+				own = spentWait(*res)
+			}
+			wait := max(block.ResetAfter, own)
 			*res = Result{Limit: res.Limit, RetryAfter: wait, ResetAfter: wait}
 		case !res.Allowed && p.takes[i].N > 0:
 			l.startBlock(ctx, p, i)
 		}
 	}
+}
+
+// spentWait is how long after res, a take a blocked request spent of its
+// budget, a request of cost 1 could pass the budget: none while it holds a
+// token; for a token bucket, until its next token (the time to full less
+// the time the rest take, never sooner than the true instant); for the
+// others, until it is full again, which is never sooner. A blocked
+// request told less would come back to an empty budget, be denied, and
+// start a new block.
+func spentWait(res Result) time.Duration {
+	if res.Remaining > 0 {
+		return 0
+	}
+	if l := res.Limit; l.Algorithm == TokenBucket {
+		return max(res.ResetAfter-l.refillTime(l.Capacity()-1, roundDown), 0)
+	}
+	return res.ResetAfter
 }
 
 // startBlock starts the block of p's take i, which the store denied, and

@@ -2,6 +2,8 @@ package ratelimit_test
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -117,5 +119,94 @@ func TestBlockBadConfig(t *testing.T) {
 		} else if !strings.Contains(err.Error(), "WithBlock") {
 			t.Errorf("error %q does not name WithBlock", err)
 		}
+	}
+}
+
+// TestABlockedRequestIsToldTheWaitAfterWhatItSpent: a request made during
+// a block spends its budget's refilled token, and its Retry-After is the
+// budget's wait after that take when it is longer than the block's end; a
+// client that comes back then is served, not denied by the empty budget
+// and blocked again. One app server and a fleet of two, on a shared store.
+func TestABlockedRequestIsToldTheWaitAfterWhatItSpent(t *testing.T) {
+	for _, servers := range []int{1, 2} {
+		clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+		ls, _ := fleet(t, clock, servers, ratelimit.PerHour(5), ratelimit.WithBlock(15*time.Minute))
+		ctx := context.Background()
+		for i := range 5 {
+			if res, _ := ls[i%servers].Allow(ctx, "pair"); !res.Allowed {
+				t.Fatalf("%d servers: request %d denied", servers, i+1)
+			}
+		}
+		if res, _ := ls[0].Allow(ctx, "pair"); res.Allowed || res.RetryAfter != 15*time.Minute {
+			t.Fatalf("%d servers: the 6th: %+v, want a block of 15m", servers, res)
+		}
+		clock.Add(12 * time.Minute) // a token refilled; 3 minutes of block left
+		res, _ := ls[servers-1].Allow(ctx, "pair")
+		if res.Allowed || res.RetryAfter != 12*time.Minute {
+			t.Fatalf("%d servers: during the block, with a token refilled: %+v, want denied, RetryAfter 12m (the token it spent comes back at +24m)", servers, res)
+		}
+		clock.Add(res.RetryAfter)
+		if res, _ := ls[0].Allow(ctx, "pair"); !res.Allowed {
+			t.Fatalf("%d servers: after the Retry-After it was told: %+v, want allowed", servers, res)
+		}
+	}
+}
+
+// downable is a shared store that fails every call while down.
+type downable struct {
+	*memory.Store
+	down atomic.Bool
+}
+
+func (*downable) Local() bool { return false }
+
+func (d *downable) AllowN(ctx context.Context, key string, l ratelimit.Limit, n int) (ratelimit.Result, error) {
+	if d.down.Load() {
+		return ratelimit.Result{}, errors.New("store down")
+	}
+	return d.Store.AllowN(ctx, key, l, n)
+}
+
+func (d *downable) AllowAll(ctx context.Context, takes []ratelimit.Take, results []ratelimit.Result) error {
+	if d.down.Load() {
+		return errors.New("store down")
+	}
+	return d.Store.AllowAll(ctx, takes, results)
+}
+
+// TestABlockSeenHoldsThroughAnOutage: while the store fails, a block this
+// app server saw holds to its end from its deny cache, past the cache's
+// maximum age (which is there to see a Reset made elsewhere, which needs
+// the store too), rather than the fallback granting a budget of its own;
+// once the block has ended, the fallback decides.
+func TestABlockSeenHoldsThroughAnOutage(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	mem := memory.New(memory.WithClock(clock.Now))
+	defer mem.Close()
+	store := &downable{Store: mem}
+	l, err := ratelimit.New(store, ratelimit.PerHour(5), ratelimit.WithName("login"), ratelimit.WithPlainKeys(),
+		ratelimit.WithBlock(15*time.Minute), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ratelimit.SetClock(l, clock.Now)
+	ctx := context.Background()
+	for range 5 {
+		l.Allow(ctx, "pair")
+	}
+	if res, _ := l.Allow(ctx, "pair"); res.Allowed {
+		t.Fatal("the 6th allowed: no block")
+	}
+	store.down.Store(true)
+	clock.Add(11 * time.Second) // past the deny cache's 10 s
+	for i := range 10 {
+		res, _ := l.Allow(ctx, "pair")
+		if res.Allowed || res.RetryAfter != 15*time.Minute-11*time.Second {
+			t.Fatalf("guess %d during the outage, in the block: %+v, want denied until the block's end", i+1, res)
+		}
+	}
+	clock.Add(15 * time.Minute)
+	if res, _ := l.Allow(ctx, "pair"); !res.Allowed {
+		t.Fatalf("after the block, the store still down: %+v, want the fallback's allowance", res)
 	}
 }

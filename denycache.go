@@ -54,7 +54,9 @@ const defaultDenyCacheMaxAge = 10 * time.Second
 // store call per maxAge per denied key that keeps asking, per app server.
 // The default is 10 seconds; 0 keeps every denial for its
 // whole RetryAfter (a reset elsewhere is then seen once that wait is
-// over), and a negative maxAge is an error.
+// over), and a negative maxAge is an error. While the store fails, a
+// denial is kept for its whole RetryAfter whatever maxAge (a Reset needs
+// the store too), before the failure policy answers.
 func WithDenyCacheMaxAge(maxAge time.Duration) Option {
 	return func(c *config) error {
 		if maxAge < 0 {
@@ -92,8 +94,21 @@ func newDenyCache(maxKeys int, maxAge time.Duration) *denyCache {
 // limit that decides alike (a request under another, such as a plan's
 // after an upgrade, asks the store).
 func (c *denyCache) get(key string, limit Limit, n int, now time.Time) (Result, bool) {
+	return c.lookup(key, limit, n, now, false)
+}
+
+// lookup is get, or with whole, get while the store fails: a denial holds
+// until its RetryAfter, whatever its age (WithDenyCacheMaxAge's bound is
+// for a Reset made on another app server, which needs the store too), so
+// that a block this server has seen holds through an outage that the
+// fallback decides.
+func (c *denyCache) lookup(key string, limit Limit, n int, now time.Time, whole bool) (Result, bool) {
 	d, ok := c.denials.Get(key)
-	if !ok || n < d.n || !now.Before(d.fresh) || !decidesAlike(d.limit, limit) {
+	end := d.fresh
+	if whole {
+		end = d.until
+	}
+	if !ok || n < d.n || !now.Before(end) || !decidesAlike(d.limit, limit) {
 		return Result{}, false
 	}
 	retry := d.until.Sub(now)

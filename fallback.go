@@ -111,6 +111,13 @@ func (l *Limiter) fallBack(ctx context.Context, p *pass, err error, latency time
 	case refund, reset: // the cost stays taken, the key as it was: the safe side of the limit
 		return p.answer(outcome{end: undecided, err: err, source: FromFailurePolicy, latency: latency})
 	}
+	if p.op == take && l.denies != nil && l.heldDenial(p, l.now()) { // pass_guard.go
+		// A denial this server saw holds, a block's too, before any
+		// failure policy: the store it came from is what would lift it.
+		o := p.answer(outcome{source: FromDenyCache, err: err, latency: latency})
+		l.summarize(p, o)
+		return o
+	}
 	if l.fallback == nil {
 		return p.answer(outcome{end: undecided, err: err, source: FromFailurePolicy, latency: latency})
 	}

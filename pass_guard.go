@@ -52,9 +52,19 @@ func (l *Limiter) checkCost(n int) error {
 // full budget, untouched and unknown. The headers so describe the longest
 // wait of the policies the cache denies.
 func (l *Limiter) cachedDenial(p *pass, now time.Time) bool {
+	return l.denied(p, now, false)
+}
+
+// heldDenial is cachedDenial while the store fails (denyCache.held).
+func (l *Limiter) heldDenial(p *pass, now time.Time) bool {
+	return l.denied(p, now, true)
+}
+
+// denied is cachedDenial, of denials whole (heldDenial) or not.
+func (l *Limiter) denied(p *pass, now time.Time, whole bool) bool {
 	denied := false
 	for i, t := range p.takes {
-		if res, ok := l.denies.get(t.Key, t.Limit, t.N, now); ok {
+		if res, ok := l.denies.lookup(t.Key, t.Limit, t.N, now, whole); ok {
 			p.results[i], denied = res, true
 		} else {
 			p.results[i] = Result{Allowed: true, Limit: t.Limit, Remaining: t.Limit.Capacity()}
