@@ -24,9 +24,10 @@ func (l *Limiter) Wait(ctx context.Context, key string) error {
 // the tokens in one store call and sleeps until their instant; waiters are
 // served in order, and one that gives up gives its tokens back. Otherwise
 // it takes, and after a denial tries again after its RetryAfter: the
-// budget holds (a blocked key waits for its block's end), but waiters are
-// not served in order. A store that fails, with no fallback, is the
-// caller's error, also told to the error handler.
+// budget holds (a blocked key waits for its block's end, and each try
+// during the block spends the budget as any blocked request does), but
+// waiters are not served in order. A store that fails, with no fallback,
+// is the caller's error, also told to the error handler.
 func (l *Limiter) WaitN(ctx context.Context, key string, n int) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -62,6 +63,12 @@ func (l *Limiter) WaitN(ctx context.Context, key string, n int) error {
 			l.onError(nil, o.err) // the fallback decided
 		}
 		if o.res.Allowed || l.dryRun {
+			if d, ok := ctx.Deadline(); ok && o.delay > 0 && l.now().Add(o.delay).After(d) {
+				// Booked within the deadline as the call was sent; the
+				// store's answer took the rest.
+				l.cancelBooking(ctx, p) // shaping.go
+				return fmt.Errorf("ratelimit: Wait(n=%d) would exceed the context's deadline", n)
+			}
 			if err := sleep(ctx, o.delay); err != nil {
 				l.cancelBooking(ctx, p) // shaping.go
 				return err

@@ -77,3 +77,32 @@ func ExampleLimiter_Wait() {
 	fmt.Println("3 calls within the budget")
 	// Output: 3 calls within the budget
 }
+
+// TestWaitCountsTheStoresTimeAgainstTheDeadline: on a store that answers
+// 20 ms after it is asked, WaitN whose deadline comes just before its
+// token fails as soon as the store answers, as one whose deadline comes
+// well before it does, and gives its booking back: the token is there
+// when it comes.
+func TestWaitCountsTheStoresTimeAgainstTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memory.New()
+		defer mem.Close()
+		l, err := ratelimit.New(lateStore{mem}, ratelimit.PerSecond(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		l.Allow(ctx, "k") // the burst, decided 20 ms in: the next token 1 s later
+		start := time.Now()
+		wctx, cancel := context.WithTimeout(ctx, 990*time.Millisecond)
+		defer cancel()
+		err = l.Wait(wctx, "k")
+		if err == nil || errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 40*time.Millisecond {
+			t.Fatalf("Wait with a deadline just before the token: %v after %v; want its error at once", err, time.Since(start))
+		}
+		time.Sleep(time.Until(start.Add(time.Second)))
+		if res, _ := l.Allow(ctx, "k"); !res.Allowed {
+			t.Fatalf("the token, once it came: %+v, want it there (the booking given back)", res)
+		}
+	})
+}
