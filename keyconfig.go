@@ -1,9 +1,10 @@
 package ratelimit
 
-// A key function given bad options (KeyByIP with a prefix length out of
-// range, KeyByHeader with no header name, FirstOf or Compose with a nil
-// part) is bad configuration: New and inflight.New report it at start-up,
-// and one given to a single call fails every request with it.
+// A key function that can key no request (KeyByIP with a prefix length
+// out of range, KeyByHeader of no header name, KeyByContext of a key no
+// context holds, FirstOf or Compose of no parts or a nil one) is bad
+// configuration: New and inflight.New report it at start-up, and one
+// given to a single call fails every request with it.
 
 import (
 	"errors"

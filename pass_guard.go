@@ -55,7 +55,8 @@ func (l *Limiter) cachedDenial(p *pass, now time.Time) bool {
 	return l.denied(p, now, false)
 }
 
-// heldDenial is cachedDenial while the store fails (denyCache.held).
+// heldDenial is cachedDenial while the store fails: denials held to their
+// RetryAfter, whatever their age (denyCache.lookup).
 func (l *Limiter) heldDenial(p *pass, now time.Time) bool {
 	return l.denied(p, now, true)
 }
