@@ -80,7 +80,7 @@ func (l *Limiter) applyBlocks(ctx context.Context, p *pass) {
 		case block.Remaining == 0: // blocked: until the block ends, or the budget allows if later
 			own := res.RetryAfter
 			if res.Allowed { // the blocked request spent its budget's tokens
-				own = spentWait(*res)
+				own = spentWait(*res, p.cost(i))
 			}
 			wait := max(block.ResetAfter, own)
 			*res = Result{Limit: res.Limit, RetryAfter: wait, ResetAfter: wait}
@@ -91,18 +91,18 @@ func (l *Limiter) applyBlocks(ctx context.Context, p *pass) {
 }
 
 // spentWait is how long after res, a take a blocked request spent of its
-// budget, a request of cost 1 could pass the budget: none while it holds a
-// token; for a token bucket, until its next token (the time to full less
-// the time the rest take, never sooner than the true instant); for the
-// others, until it is full again, which is never sooner. A blocked
-// request told less would come back to an empty budget, be denied, and
-// start a new block.
-func spentWait(res Result) time.Duration {
-	if res.Remaining > 0 {
+// budget, the same request, of cost n, could pass the budget: none while
+// it holds n; for a token bucket, until it holds n again (the time to full
+// less the time the rest take, never sooner than the true instant); for
+// the others, until it is full again, which is never sooner. A blocked
+// request told less would come back to a budget short of its cost, be
+// denied, and start a new block.
+func spentWait(res Result, n int) time.Duration {
+	if res.Remaining >= n {
 		return 0
 	}
 	if l := res.Limit; l.Algorithm == TokenBucket {
-		return max(res.ResetAfter-l.refillTime(l.Capacity()-1, roundDown), 0)
+		return max(res.ResetAfter-l.refillTime(max(l.Capacity()-n, 0), roundDown), 0)
 	}
 	return res.ResetAfter
 }

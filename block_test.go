@@ -210,3 +210,34 @@ func TestABlockSeenHoldsThroughAnOutage(t *testing.T) {
 		t.Fatalf("after the block, the store still down: %+v, want the fallback's allowance", res)
 	}
 }
+
+// TestABlockedRequestOfACostIsToldTheWaitForItsCost: a blocked request of
+// cost 5 that spends a fresh window's budget (or a bucket's) is told the
+// wait until the budget holds 5 again, not 1: a client that comes back
+// then with the same cost is served, not denied and blocked again.
+func TestABlockedRequestOfACostIsToldTheWaitForItsCost(t *testing.T) {
+	for _, limit := range []ratelimit.Limit{
+		{Rate: 6, Period: 10 * time.Minute, Algorithm: ratelimit.FixedWindow},
+		ratelimit.PerHour(6),
+	} {
+		t.Run(limit.String(), func(t *testing.T) {
+			clock := &fakeClock{now: time.Unix(1_700_000_400, 0)} // 0 s into a 10-minute window
+			ls, _ := fleet(t, clock, 1, limit, ratelimit.WithBlock(5*time.Minute))
+			l, ctx := ls[0], context.Background()
+			l.AllowN(ctx, "k", 6)
+			clock.Add(9 * time.Minute)
+			if res, _ := l.AllowN(ctx, "k", 1); res.Allowed {
+				t.Fatal("a 7th token allowed: no block")
+			}
+			clock.Add(2 * time.Minute) // a new window; a bucket has refilled 2; 3 minutes of block left
+			res, _ := l.AllowN(ctx, "k", 5)
+			if res.Allowed || res.RetryAfter <= 3*time.Minute {
+				t.Fatalf("a cost of 5 during the block: %+v, want denied past the block's end", res)
+			}
+			clock.Add(res.RetryAfter)
+			if res, _ := l.AllowN(ctx, "k", 5); !res.Allowed {
+				t.Fatalf("a cost of 5 after the Retry-After it was told: %+v, want allowed", res)
+			}
+		})
+	}
+}

@@ -125,7 +125,7 @@ func KeyByHeader(name string) KeyFunc {
 // no context can hold a value under (nil, a slice, a map) is bad
 // configuration, reported by [New].
 func KeyByContext(key any) KeyFunc {
-	if key == nil || !reflect.TypeOf(key).Comparable() {
+	if key == nil || !reflect.ValueOf(key).Comparable() { // struct{ f any }{[]int{1}} too: its ctx.Value would panic
 		// context.WithValue refuses such a key: no value is ever under it.
 		return badKeyFunc(fmt.Errorf("KeyByContext(%T): a context key must be comparable and not nil", key))
 	}

@@ -182,6 +182,7 @@ func TestBadKeyFuncsFailNew(t *testing.T) {
 		{"Compose of none", ratelimit.Compose[ratelimit.KeyFunc](), "Compose(): no key functions"},
 		{"KeyByContext of nil", ratelimit.KeyByContext(nil), "KeyByContext(<nil>)"},
 		{"KeyByContext of a slice", ratelimit.KeyByContext([]string{"user"}), "KeyByContext([]string)"},
+		{"KeyByContext of a struct holding a slice", ratelimit.KeyByContext(struct{ f any }{[]int{1}}), "KeyByContext(struct { f interface {} })"},
 		{"KeyByContext of a struct", ratelimit.KeyByContext(userKey{}), ""},
 		{"KeyByContext of a string", ratelimit.KeyByContext("user"), ""},
 		{"Compose", ratelimit.Compose(ratelimit.KeyByRoute(), ratelimit.KeyByIP()), ""},

@@ -13,10 +13,10 @@ import (
 // longer is denied, with a Retry-After of the rest. The wait honours the
 // request's context: a request whose deadline comes before its tokens (or,
 // where it is decided again after the wait, before that second answer
-// could come, counted as long as the first took) is denied as soon as the
-// store answers, as one that would wait longer than d; a client that goes
-// away while it waits ends the wait, and the request is not served. 0, the
-// default, refuses at once.
+// could come, counted as the time budget of [WithTimeout]) is denied as
+// soon as the store answers, as one that would wait longer than d; a
+// client that goes away while it waits ends the wait, and the request is
+// not served. 0, the default, refuses at once.
 //
 // On a limiter of one token-bucket policy over a [Reserver] store, the
 // request books its tokens in its one store call, and waiters are served
@@ -77,8 +77,11 @@ func (l *Limiter) runShaped(ctx context.Context, n int, p *pass) *outcome {
 				l.cancelBooking(ctx, p)
 				return l.deniedWait(p, o, d-left)
 			}
-			if err := sleep(ctx, d); err != nil {
+			if err := sleep(ctx, d); err != nil || ownEnd(ctx) { // guard.go: a deadline at the wait's end
 				l.cancelBooking(ctx, p)
+				if err == nil {
+					err = context.DeadlineExceeded
+				}
 				return l.endedWaiting(p, err)
 			}
 			o.delay = d
@@ -86,8 +89,14 @@ func (l *Limiter) runShaped(ctx context.Context, n int, p *pass) *outcome {
 		return o
 	}
 	// The request waits, then is decided once more: a wait that leaves no
-	// time for that second call, as long as the first took, is not begun.
-	if d := o.res.RetryAfter; !o.res.Allowed && d <= l.waitBound(ctx, l.maxDelay)-time.Since(start) {
+	// time for that second call is not begun. The call may take the time
+	// budget (the first one may have been the deny cache's, at no cost),
+	// and at least as long as the first took.
+	second := time.Since(start)
+	if l.budget != nil {
+		second = max(second, l.budget.d)
+	}
+	if d := o.res.RetryAfter; !o.res.Allowed && d <= l.waitBound(ctx, l.maxDelay)-second {
 		if err := sleep(ctx, d); err != nil {
 			return l.endedWaiting(p, err)
 		}

@@ -310,3 +310,47 @@ func TestShapingCountsTheStoresTimeAgainstTheDeadline(t *testing.T) {
 		}
 	}
 }
+
+// remoteLateStore is lateStore as a shared store (not Local): the limiter
+// gives it a time budget and a deny cache.
+type remoteLateStore struct{ lateStore }
+
+func (remoteLateStore) Local() bool { return false }
+
+// TestShapingLeavesTheSecondCallItsBudget: where a request is decided
+// again after its wait (two policies), and its first decision came from
+// the deny cache at no cost, a wait that leaves the second store call less
+// than the time budget before the deadline is not begun: the request is
+// denied at once (429), not held and refused 503 when the store's answer
+// comes after its deadline.
+func TestShapingLeavesTheSecondCallItsBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memory.New()
+		defer mem.Close()
+		var told []error
+		l, err := ratelimit.New(remoteLateStore{lateStore{mem}}, ratelimit.PerSecond(1), ratelimit.WithPlainKeys(),
+			ratelimit.WithKeyFunc(ratelimit.KeyByHeader("X-Key")), ratelimit.WithMaxDelay(2*time.Second),
+			ratelimit.WithPolicy(ratelimit.Policy{Name: "hour", Limit: ratelimit.PerHour(100)}),
+			ratelimit.WithErrorHandler(func(_ *http.Request, err error) { told = append(told, err) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := l.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		do := func(deadline time.Duration) (*httptest.ResponseRecorder, time.Duration) {
+			ctx, cancel := context.WithTimeout(context.Background(), deadline)
+			defer cancel()
+			r := httptest.NewRequest("GET", "/", nil).WithContext(ctx)
+			r.Header.Set("X-Key", "k")
+			start := time.Now()
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			return w, time.Since(start)
+		}
+		do(time.Hour)                  // the burst: the next token 1 s after the store decided it
+		do(10 * time.Millisecond)      // denied by the store (its wait is past the deadline): the deny cache holds it
+		w, took := do(1 * time.Second) // the cache's wait is 960 ms: 40 ms left, less than the 100 ms budget
+		if w.Code != http.StatusTooManyRequests || took != 0 || len(told) != 0 {
+			t.Fatalf("%d after %v, error handler told %v; want 429 at once, nothing told", w.Code, took, told)
+		}
+	})
+}
