@@ -35,7 +35,7 @@ func (s *Store) batcherFor(ctx context.Context, tag *[10]byte) *batcher {
 		return &bs.one
 	}
 	slot := clusterSlot(tag[1:9])
-	if b := bs.slots[slot].Load(); b != nil {
+	if b := bs.slots[slot].Load(); b != nil && !b.stale.Load() {
 		return b
 	}
 	node, err := bs.cluster.MasterForKey(ctx, string(tag[:]))
@@ -53,10 +53,22 @@ func (s *Store) batcherFor(ctx context.Context, tag *[10]byte) *batcher {
 		bs.nodes[addr] = b
 	}
 	b.node.Store(node) // the same address may come with a new client
+	b.stale.Store(false)
 
 	bs.mu.Unlock()
 	bs.slots[slot].Store(b)
 	return b
+}
+
+// staleAll makes every slot's cached master to be found again, from the
+// cluster client's view: a call went unanswered, and a master may have
+// died (reloadRoutes).
+func (bs *batchers) staleAll() {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	for _, b := range bs.nodes {
+		b.stale.Store(true)
+	}
 }
 
 // forget drops the cached masters of the slots of batch: the next

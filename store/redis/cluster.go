@@ -1,6 +1,8 @@
 package redisstore
 
 import (
+	"context"
+	"errors"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -150,4 +152,25 @@ func hasPrefix(err error, prefixes []string) bool {
 		}
 	}
 	return false
+}
+
+// reloadRoutes asks a Cluster client to read the cluster's slots again
+// after a call that Redis did not answer (a refused or broken connection,
+// a timeout): a master that died, and whose replica was promoted, is
+// otherwise called, and refuses every call, until go-redis reloads on its
+// own, a minute later (ClusterStateReloadInterval), since a refused
+// connection carries no MOVED. go-redis runs one reload at a time, 200 ms
+// apart at most, however many calls ask; the batchers find their slots'
+// masters again from the client's view.
+func (s *Store) reloadRoutes(err error) {
+	cc, ok := s.client.(*goredis.ClusterClient)
+	if !ok {
+		return
+	}
+	var answered goredis.Error // an error reply: Redis answered
+	if errors.As(err, &answered) || errors.Is(err, context.Canceled) {
+		return
+	}
+	cc.ReloadState(context.Background())
+	s.batchers.staleAll()
 }

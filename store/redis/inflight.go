@@ -84,6 +84,7 @@ func (s *Store) slotCall(ctx context.Context, key, op, id string, limit int, lea
 	released := s.prefix + "ifr:" + string(tag[:]) + key // the same hash tag: the same Cluster slot
 	v, err := inflightScript.Run(ctx, s.client, []string{rk, released}, op, id, limit, max(lease.Milliseconds(), 1)).Int64Slice()
 	if err != nil {
+		s.reloadRoutes(err) // cluster.go
 		return false, 0, fmt.Errorf("ratelimit/redis: inflight.lua: %w", classify(err, s.addr()))
 	}
 	if len(v) != 2 {

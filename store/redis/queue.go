@@ -32,8 +32,9 @@ import (
 type batcher struct {
 	// A Cluster master's: its address and client (cluster.go); "" and nil
 	// for a single node's.
-	addr string
-	node atomic.Pointer[goredis.Client]
+	addr  string
+	node  atomic.Pointer[goredis.Client]
+	stale atomic.Bool // the slots cached as its are to be found again (reloadRoutes)
 
 	mu       sync.Mutex
 	queue    []*pending

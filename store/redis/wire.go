@@ -62,6 +62,7 @@ func (s *Store) answer(ctx context.Context, client processor, sc *script, args [
 		err = client.Process(ctx, cmd)
 	}
 	if err != nil {
+		s.reloadRoutes(err) // cluster.go
 		return 0, fmt.Errorf("ratelimit/redis: %s: %w", sc.name, classify(err, s.addr()))
 	}
 	now, err := decode(cmd.Val(), rows)
