@@ -70,9 +70,9 @@ if logs then
     end
   end
 end
-local values = read(names, KEYS)
+local values, away = read(names, KEYS)
 if not values then -- nothing was read or written
-  return redis.error_reply('NOTLOCAL a key of the batch is not served by this node')
+  return redis.error_reply('NOTLOCAL ' .. away .. ' is not served by this node')
 end
 
 local out, expiry, order = {}, {}, {}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -19,6 +20,12 @@ type batchers struct {
 	// a call proves or suggests the slot has moved, and found again from
 	// the cluster client's view.
 	slots [16384]atomic.Pointer[batcher]
+	// alone holds, per slot, until when (Unix ns) its decisions go alone,
+	// routed by the cluster client, rather than in its master's batches:
+	// a slot being migrated (a node batch answered NOTLOCAL for its key, a
+	// slot's call TRYAGAIN), whose every batch would be sent three times
+	// (by node, by slot, alone) while the master's other decisions wait.
+	alone *[16384]atomic.Int64
 	mu    sync.Mutex
 	nodes map[string]*batcher // by master address, at most one per master ever seen
 }
@@ -35,6 +42,9 @@ func (s *Store) batcherFor(ctx context.Context, tag *[10]byte) *batcher {
 		return &bs.one
 	}
 	slot := clusterSlot(tag[1:9])
+	if until := bs.alone[slot].Load(); until != 0 && time.Now().UnixNano() < until {
+		return nil // a slot being migrated: alone, where a redirect takes it
+	}
 	if b := bs.slots[slot].Load(); b != nil && !b.stale.Load() {
 		return b
 	}
@@ -58,6 +68,17 @@ func (s *Store) batcherFor(ctx context.Context, tag *[10]byte) *batcher {
 	bs.mu.Unlock()
 	bs.slots[slot].Store(b)
 	return b
+}
+
+// migrating is how long a slot found migrating sends its decisions alone
+// before a batch tries it again.
+const migrating = time.Second
+
+// sendAlone makes the decisions of slot go alone for a while (alone).
+func (bs *batchers) sendAlone(slot uint16) {
+	if bs.alone != nil {
+		bs.alone[slot].Store(time.Now().Add(migrating).UnixNano())
+	}
 }
 
 // staleAll makes every slot's cached master to be found again, from the

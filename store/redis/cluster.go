@@ -3,6 +3,8 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -27,7 +29,10 @@ import (
 // (at most once), and drops its routes, so that the next batches find
 // their masters again. Where the node script is refused (Redis before 7,
 // proxies that refuse undeclared keys) or [WithPerSlotBatches] is set, the
-// per-slot pipeline is the way every batch goes.
+// per-slot pipeline is the way every batch goes. A slot found migrating
+// (the key a NOTLOCAL names, a slot's call answered TRYAGAIN) sends its
+// decisions alone for a second, so that its master's other batches are
+// not sent again and again behind it (batchers.alone).
 
 // stale are the answers of the node script that prove it ran nothing and
 // that its route is stale.
@@ -61,6 +66,9 @@ func (s *Store) sendNode(b *batcher, batch []*pending) {
 		s.perSlot.Store(true)
 	case hasPrefix(err, stale):
 		s.batchers.forget(batch)
+		if slot, ok := awaySlot(err, batch); ok {
+			s.batchers.sendAlone(slot)
+		}
 	default:
 		s.batchers.forget(batch)
 		settle(batch, rows, 0, err)
@@ -112,7 +120,9 @@ func (s *Store) sendSlots(batch []*pending) {
 		now, err := s.answer(ctx, s.client, c.sc, c.args, c.rows, c.cmd, c.cmd.Err(), sent)
 		if len(c.group) > 1 && hasPrefix(err, retryAlone) {
 			// A slot being migrated refused the call (nothing ran): each
-			// decision goes alone, which one redirect takes where its keys are.
+			// decision goes alone, which one redirect takes where its keys
+			// are, and so do the slot's next ones for a while.
+			s.batchers.sendAlone(c.group[0].slot)
 			for _, p := range c.group {
 				s.send(nil, []*pending{p})
 			}
@@ -120,6 +130,27 @@ func (s *Store) sendSlots(batch []*pending) {
 		}
 		settle(c.group, c.rows, now, err)
 	}
+}
+
+// awaySlot returns the slot of the key that a node batch's NOTLOCAL
+// answer names ("NOTLOCAL <key> is not served by this node"), found among
+// batch's decisions.
+func awaySlot(err error, batch []*pending) (uint16, bool) {
+	msg := err.Error()
+	i := strings.Index(msg, "NOTLOCAL ")
+	if i < 0 { // READONLY, MOVED or ASK: no key named
+		return 0, false
+	}
+	key, ok := strings.CutSuffix(msg[i+len("NOTLOCAL "):], " is not served by this node")
+	if !ok {
+		return 0, false
+	}
+	for _, p := range batch {
+		if p.key == key || slices.Contains(p.keys, key) {
+			return p.slot, true
+		}
+	}
+	return 0, false
 }
 
 // retryAlone are the answers to a per-slot call that prove it ran nothing

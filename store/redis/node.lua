@@ -20,20 +20,20 @@ end)(ARGV)
 -- read reads the state of the GET-based keys, names, with a GET each (MGET
 -- cannot span slots), and touches the others (sliding logs) with EXISTS:
 -- the values by key, or nil, before anything is written, if a key is not
--- served by this node (a slot moved or migrating, a stale route): the
--- batch then runs nowhere, and the store sends it again by slot.
+-- served by this node (a slot moved or migrating, a stale route), and that
+-- key: the batch then runs nowhere, and the store sends it again by slot.
 local function read(names, keys)
   local values = {}
   for j = 1, #names do
     local v = redis.pcall('GET', names[j])
     if type(v) == 'table' then
-      return nil
+      return nil, names[j]
     end
     values[names[j]] = v
   end
   for i = 1, #keys do
     if values[keys[i]] == nil and type(redis.pcall('EXISTS', keys[i])) == 'table' then
-      return nil
+      return nil, keys[i]
     end
   end
   return values

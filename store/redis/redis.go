@@ -126,6 +126,7 @@ func New(client goredis.UniversalClient, opts ...Option) *Store {
 	case *goredis.ClusterClient:
 		s.sharded = true
 		s.batchers.cluster = c
+		s.batchers.alone = new([16384]atomic.Int64)
 	case *goredis.Ring:
 		// A Ring spreads hash tags over its shards by its own hash: no two
 		// tags are known to share one, so its decisions are sent one by one.
