@@ -74,13 +74,21 @@ func (l *Limiter) fillBlock(p *pass, i int, key string) error {
 // block's end, and a take the store denied starts a block.
 func (l *Limiter) applyBlocks(ctx context.Context, p *pass) {
 	n := len(p.takes)
+	// A blocked request spends the budget of every policy that allowed it:
+	// the longest of their waits after that is its too.
+	var spent time.Duration
+	for i := range p.takes {
+		if p.results[i].Allowed {
+			spent = max(spent, spentWait(p.results[i], p.cost(i)))
+		}
+	}
 	for i := range p.takes {
 		res, block := &p.results[i], &p.allRes[n+i]
 		switch {
 		case block.Remaining == 0: // blocked: until the block ends, or the budget allows if later
-			own := res.RetryAfter
-			if res.Allowed { // the blocked request spent its budget's tokens
-				own = spentWait(*res, p.cost(i))
+			own := spent
+			if !res.Allowed {
+				own = max(own, res.RetryAfter)
 			}
 			wait := max(block.ResetAfter, own)
 			*res = Result{Limit: res.Limit, RetryAfter: wait, ResetAfter: wait}
@@ -115,7 +123,8 @@ func (l *Limiter) startBlock(ctx context.Context, p *pass, i int) {
 	var block Result
 	if err := allowWithin(ctx, l.budget, l.store, bt.Key, bt.Limit, 1, &block); err == nil {
 		res.RetryAfter = max(res.RetryAfter, bt.Limit.Period)
-		res.ResetAfter = res.RetryAfter // the headers describe the block
+		res.ResetAfter = res.RetryAfter        // the headers describe the block
+		p.allRes[len(p.takes)+i].Remaining = 0 // blocked now (recordBlocked)
 	}
 }
 
@@ -123,12 +132,15 @@ func (l *Limiter) startBlock(ctx context.Context, p *pass, i int) {
 // denials, which are the store's and have started their block, never the
 // prediction that an emptied key is denied (which would be a denial that
 // starts no block).
-func (l *Limiter) recordBlocked(p *pass, now time.Time) {
+func (l *Limiter) recordBlocked(p *pass, at asked) {
 	for i, t := range p.takes {
-		if res := p.results[i]; res.Allowed {
+		switch res := p.results[i]; {
+		case res.Allowed:
 			l.denies.forget(t.Key)
-		} else {
-			l.denies.put(t.Key, t.N, now, res)
+		case p.allRes[len(p.takes)+i].Remaining == 0: // blocked: any cost, held through an outage
+			l.denies.put(t.Key, t.N, at, res, true)
+		default: // its block not started (its call failed): a denial of its cost alone
+			l.denies.put(t.Key, t.N, at, res, false)
 		}
 	}
 }

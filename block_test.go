@@ -241,3 +241,98 @@ func TestABlockedRequestOfACostIsToldTheWaitForItsCost(t *testing.T) {
 		})
 	}
 }
+
+// TestABlockedRequestIsToldEveryPolicysWait: a request during a block
+// spends every policy that allows it, and is told the longest of their
+// waits after that, also a policy's whose own key is not blocked: a
+// window of 2 per 2 s blocks (7 s) a cost of 2 that a bucket of 4 a minute
+// would have let through; at +6.5 s, on an app server that has not seen
+// the block, the store spends both, and the request is told the bucket's
+// wait for 2 more tokens (about 23.6 s), not the window's 1.5 s; coming
+// back then, it is served, not denied by the bucket and blocked again.
+func TestABlockedRequestIsToldEveryPolicysWait(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)} // a 2 s window starts
+	ls, _ := fleet(t, clock, 2, ratelimit.PerMinute(4), ratelimit.WithBlock(7*time.Second),
+		ratelimit.WithPolicy(ratelimit.Policy{Name: "window", Limit: ratelimit.Limit{Rate: 2, Period: 2 * time.Second, Algorithm: ratelimit.FixedWindow}}))
+	ctx := context.Background()
+	if res, _ := ls[0].AllowN(ctx, "k", 2); !res.Allowed {
+		t.Fatal("the first request denied")
+	}
+	clock.Add(100 * time.Millisecond)
+	if res, _ := ls[0].AllowN(ctx, "k", 2); res.Allowed {
+		t.Fatal("the second allowed: no block")
+	}
+	clock.Add(6400 * time.Millisecond)
+	res, _ := ls[1].AllowN(ctx, "k", 2)
+	if res.Allowed || res.RetryAfter < 23*time.Second {
+		t.Fatalf("during the window's block: %+v, want denied until the bucket holds 2 again (about 23.6s)", res)
+	}
+	clock.Add(res.RetryAfter)
+	if res, _ := ls[1].AllowN(ctx, "k", 2); !res.Allowed {
+		t.Fatalf("after the Retry-After it was told: %+v, want allowed", res)
+	}
+}
+
+// TestABlockSeenHoldsThroughAnOutageForEveryCost: a block started by a
+// denial of cost 5 holds through an outage for requests of cost 1 too (a
+// block denies every request), not only for those the denial's cost
+// covers.
+func TestABlockSeenHoldsThroughAnOutageForEveryCost(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	mem := memory.New(memory.WithClock(clock.Now))
+	defer mem.Close()
+	store := &downable{Store: mem}
+	l, err := ratelimit.New(store, ratelimit.PerHour(10), ratelimit.WithName("login"), ratelimit.WithPlainKeys(),
+		ratelimit.WithBlock(time.Hour), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ratelimit.SetClock(l, clock.Now)
+	ctx := context.Background()
+	l.AllowN(ctx, "k", 9)
+	if res, _ := l.AllowN(ctx, "k", 5); res.Allowed {
+		t.Fatal("a cost of 5 allowed with 1 left: no block")
+	}
+	store.down.Store(true)
+	clock.Add(11 * time.Second)
+	for i := range 5 {
+		if res, _ := l.AllowN(ctx, "k", 1); res.Allowed {
+			t.Fatalf("a cost of 1 during the outage, in the block (%d): allowed by the fallback", i+1)
+		}
+	}
+}
+
+// TestAResetElsewhereBeforeAnOutageIsSeen: a denial that is no block keeps
+// WithDenyCacheMaxAge's bound through an outage: a Reset made on another
+// app server just before the store failed is seen once that age has
+// passed (the fallback decides then), as it would be with the store up.
+func TestAResetElsewhereBeforeAnOutageIsSeen(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	mem := memory.New(memory.WithClock(clock.Now))
+	defer mem.Close()
+	store := &downable{Store: mem}
+	var ls []*ratelimit.Limiter
+	for range 2 {
+		l, err := ratelimit.New(store, ratelimit.PerHour(2), ratelimit.WithName("quota"), ratelimit.WithPlainKeys(),
+			ratelimit.WithDenyCacheMaxAge(time.Second), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ratelimit.SetClock(l, clock.Now)
+		ls = append(ls, l)
+	}
+	a, b, ctx := ls[0], ls[1], context.Background()
+	a.AllowN(ctx, "k", 2)
+	if res, _ := a.Allow(ctx, "k"); res.Allowed {
+		t.Fatal("a third token of 2")
+	}
+	if err := b.Reset(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(200 * time.Millisecond)
+	store.down.Store(true)
+	clock.Add(1500 * time.Millisecond) // past the cache's age
+	if res, _ := a.Allow(ctx, "k"); !res.Allowed {
+		t.Fatalf("1.7 s after a Reset elsewhere, the store down: %+v, want the fallback's answer (allowed), not the stale denial", res)
+	}
+}

@@ -77,13 +77,21 @@ type denyCache struct {
 // denial is a store's denial of a request of cost n under limit at a
 // given instant.
 type denial struct {
-	limit Limit // the limit it was decided under: it holds for no other
-	n     int
-	until time.Time // the instant the same request could pass
+	limit Limit     // the limit it was decided under: it holds for no other
+	n     int       // it denies requests of this cost or more (1: a block's, any)
+	cost  int       // the cost its waits are of
+	until time.Time // the earliest the same request could pass: counted from the call's sending
 	fresh time.Time // until then the cache answers for it: until, or sooner (maxAge)
-	reset time.Time // the instant the key would be full again
-	left  int       // Remaining at the denial
+	// retryAt and resetAt are the instants its RetryAfter and ResetAfter
+	// end, counted from the answer's arrival: never before the true ones,
+	// so that a client told them is not denied again by the round trip.
+	retryAt, resetAt time.Time
+	left             int  // Remaining at the denial
+	held             bool // a block's: it holds to until while the store fails
 }
+
+// asked is when a store call was sent, and when its answer came.
+type asked struct{ sent, answered time.Time }
 
 func newDenyCache(maxKeys int, maxAge time.Duration) *denyCache {
 	return &denyCache{maxAge: maxAge, denials: shardmap.New[denial](maxKeys)}
@@ -97,26 +105,26 @@ func (c *denyCache) get(key string, limit Limit, n int, now time.Time) (Result, 
 	return c.lookup(key, limit, n, now, false)
 }
 
-// lookup is get, or with whole, get while the store fails: a denial holds
-// until its RetryAfter, whatever its age (WithDenyCacheMaxAge's bound is
-// for a Reset made on another app server, which needs the store too), so
-// that a block this server has seen holds through an outage that the
-// fallback decides.
+// lookup is get, or with whole, get while the store fails: a block's
+// denial holds until its RetryAfter, whatever its age, so that a block this
+// server has seen holds through an outage that the fallback decides; other
+// denials keep WithDenyCacheMaxAge's bound, so that a Reset made on another
+// app server just before the outage is seen as it would have been.
 func (c *denyCache) lookup(key string, limit Limit, n int, now time.Time, whole bool) (Result, bool) {
 	d, ok := c.denials.Get(key)
 	end := d.fresh
-	if whole {
+	if whole && d.held {
 		end = d.until
 	}
 	if !ok || n < d.n || !now.Before(end) || !decidesAlike(d.limit, limit) {
 		return Result{}, false
 	}
-	retry := d.until.Sub(now)
+	retry := d.retryAt.Sub(now)
 	switch {
-	case n == d.n, limit.Algorithm == FixedWindow: // the wait for the window's end
+	case n <= d.cost, limit.Algorithm == FixedWindow: // the wait for the window's end
 	case limit.Algorithm == TokenBucket:
-		// n − d.n more tokens, at the bucket's rate.
-		retry += limit.refillTime(n-d.n, roundUp)
+		// n − cost more tokens, at the bucket's rate.
+		retry += limit.refillTime(n-d.cost, roundUp)
 	default:
 		// A sliding window's wait for more depends on its history: ask.
 		return Result{}, false
@@ -125,18 +133,26 @@ func (c *denyCache) lookup(key string, limit Limit, n int, now time.Time, whole 
 		Limit:      limit,
 		Remaining:  d.left,
 		RetryAfter: retry,
-		ResetAfter: max(d.reset.Sub(now), retry),
+		ResetAfter: max(d.resetAt.Sub(now), retry),
 	}, true
 }
 
 // put remembers res, the denial of a request of cost n on key under
-// res.Limit by a store called at sent: the store decided after sent, so
-// the wait counted from sent never outlasts the true one.
-func (c *denyCache) put(key string, n int, sent time.Time, res Result) {
+// res.Limit by a store call asked at: the store decided after the call was
+// sent, so the wait counted from then never outlasts the true one, and
+// before its answer came, so the wait the cache tells, counted from then,
+// never ends before it. A held denial is a block's: it denies requests of
+// any cost, its waits those of cost n or more.
+func (c *denyCache) put(key string, n int, at asked, res Result, held bool) {
 	if res.Allowed || res.RetryAfter <= 0 {
 		return
 	}
-	d := denial{limit: res.Limit, n: n, until: sent.Add(res.RetryAfter), reset: sent.Add(res.ResetAfter), left: res.Remaining}
+	sent := at.sent
+	d := denial{limit: res.Limit, n: n, cost: n, until: sent.Add(res.RetryAfter), left: res.Remaining, held: held,
+		retryAt: at.answered.Add(res.RetryAfter), resetAt: at.answered.Add(res.ResetAfter)}
+	if held {
+		d.n = 1 // a block denies every request until it ends
+	}
 	d.fresh = d.until
 	if c.maxAge > 0 && c.maxAge < res.RetryAfter {
 		d.fresh = sent.Add(c.maxAge)
@@ -151,21 +167,21 @@ func (c *denyCache) put(key string, n int, sent time.Time, res Result) {
 }
 
 // record learns from res, the store's decision on n tokens of key asked
-// at sent: a denial is remembered until its RetryAfter; an allowed take
+// at: a denial is remembered until its RetryAfter; an allowed take
 // that left the key empty (Remaining 0) is remembered as the denial of
 // any request until the key holds a token again, when that instant is
 // known exactly (a token bucket's next token, a fixed window's end), so
 // that a flood costs the store one call per token, not two; any other
 // allowed take forgets the key's denial, since this app server spent
 // tokens the denial did not count.
-func (c *denyCache) record(key string, n int, sent time.Time, res Result) {
+func (c *denyCache) record(key string, n int, at asked, res Result) {
 	switch {
 	case !res.Allowed:
-		c.put(key, n, sent, res)
+		c.put(key, n, at, res, false)
 	case n == 0:
 	case res.Remaining == 0:
 		if wait, ok := untilOneToken(res); ok {
-			c.put(key, 1, sent, Result{Limit: res.Limit, RetryAfter: wait, ResetAfter: res.ResetAfter})
+			c.put(key, 1, at, Result{Limit: res.Limit, RetryAfter: wait, ResetAfter: res.ResetAfter}, false)
 			return
 		}
 		c.forget(key)

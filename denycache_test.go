@@ -171,3 +171,36 @@ func TestDenyCacheRetryAfterIsTheLongestWait(t *testing.T) {
 		})
 	}
 }
+
+// TestDenyCacheRetryAfterNeverEndsEarly: the wait the deny cache tells is
+// counted from when the store's answer came, not from when the call was
+// sent: on a store that decides 20 ms after it is asked, a client told the
+// cache's Retry-After and coming back then finds its token there (the
+// store's own wait, 980 ms here, not 960).
+func TestDenyCacheRetryAfterNeverEndsEarly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memory.New()
+		defer mem.Close()
+		l, err := ratelimit.New(remoteLateStore{lateStore{mem}}, ratelimit.PerSecond(1), ratelimit.WithPlainKeys())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		l.Allow(ctx, "k") // decided at 20 ms: the next token at 1.02 s
+		if res, _ := l.Allow(ctx, "k"); res.Allowed {
+			t.Fatal("a second token of a burst of 1")
+		}
+		start := time.Now() // 40 ms
+		res, _ := l.Allow(ctx, "k")
+		if took := time.Since(start); res.Allowed || took != 0 {
+			t.Fatalf("%+v after %v; want the deny cache's denial, at once", res, took)
+		}
+		if res.RetryAfter < 980*time.Millisecond || res.RetryAfter > time.Second {
+			t.Fatalf("the cache's RetryAfter %v, want 980ms to 1s: the token comes 980ms later", res.RetryAfter)
+		}
+		time.Sleep(res.RetryAfter)
+		if res, _ := l.Allow(ctx, "k"); !res.Allowed {
+			t.Fatalf("after the cache's RetryAfter: %+v, want allowed", res)
+		}
+	})
+}

@@ -31,10 +31,11 @@ func (l *Limiter) record(ctx context.Context, p *pass, now time.Time, latency ti
 	}
 	switch {
 	case l.denies != nil && l.blockFor > 0:
-		l.recordBlocked(p, now)
+		l.recordBlocked(p, asked{now, l.now()})
 	case l.denies != nil && (p.op == take || p.op == each):
+		at := asked{now, l.now()}
 		for i, t := range p.takes {
-			l.denies.record(t.Key, t.N, now, p.results[i])
+			l.denies.record(t.Key, t.N, at, p.results[i])
 		}
 	}
 	o := p.answer(outcome{latency: latency})
