@@ -55,8 +55,10 @@ const defaultDenyCacheMaxAge = 10 * time.Second
 // The default is 10 seconds; 0 keeps every denial for its
 // whole RetryAfter (a reset elsewhere is then seen once that wait is
 // over), and a negative maxAge is an error. While the store fails, a
-// denial is kept for its whole RetryAfter whatever maxAge (a Reset needs
-// the store too), before the failure policy answers.
+// block's denial ([WithBlock]) is kept for its whole RetryAfter whatever
+// maxAge, before the failure policy answers: a block this server has seen
+// holds through an outage (a Reset made elsewhere just before the outage
+// is then seen when the store answers again).
 func WithDenyCacheMaxAge(maxAge time.Duration) Option {
 	return func(c *config) error {
 		if maxAge < 0 {
