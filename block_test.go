@@ -174,6 +174,22 @@ func (d *downable) AllowAll(ctx context.Context, takes []ratelimit.Take, results
 	return d.Store.AllowAll(ctx, takes, results)
 }
 
+// onDownable returns a limiter named login over a downable memory store on
+// clock, with plain keys and the errors kept quiet, and the store.
+func onDownable(t *testing.T, clock *fakeClock, limit ratelimit.Limit, opts ...ratelimit.Option) (*ratelimit.Limiter, *downable) {
+	t.Helper()
+	mem := memory.New(memory.WithClock(clock.Now))
+	t.Cleanup(func() { mem.Close() })
+	store := &downable{Store: mem}
+	l, err := ratelimit.New(store, limit, append([]ratelimit.Option{ratelimit.WithName("login"), ratelimit.WithPlainKeys(),
+		ratelimit.WithErrorHandler(func(*http.Request, error) {})}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ratelimit.SetClock(l, clock.Now)
+	return l, store
+}
+
 // TestABlockSeenHoldsThroughAnOutage: while the store fails, a block this
 // app server saw holds to its end from its deny cache, past the cache's
 // maximum age (which is there to see a Reset made elsewhere, which needs
@@ -181,15 +197,7 @@ func (d *downable) AllowAll(ctx context.Context, takes []ratelimit.Take, results
 // once the block has ended, the fallback decides.
 func TestABlockSeenHoldsThroughAnOutage(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	mem := memory.New(memory.WithClock(clock.Now))
-	defer mem.Close()
-	store := &downable{Store: mem}
-	l, err := ratelimit.New(store, ratelimit.PerHour(5), ratelimit.WithName("login"), ratelimit.WithPlainKeys(),
-		ratelimit.WithBlock(15*time.Minute), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ratelimit.SetClock(l, clock.Now)
+	l, store := onDownable(t, clock, ratelimit.PerHour(5), ratelimit.WithBlock(15*time.Minute))
 	ctx := context.Background()
 	for range 5 {
 		l.Allow(ctx, "pair")
@@ -279,15 +287,7 @@ func TestABlockedRequestIsToldEveryPolicysWait(t *testing.T) {
 // covers.
 func TestABlockSeenHoldsThroughAnOutageForEveryCost(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	mem := memory.New(memory.WithClock(clock.Now))
-	defer mem.Close()
-	store := &downable{Store: mem}
-	l, err := ratelimit.New(store, ratelimit.PerHour(10), ratelimit.WithName("login"), ratelimit.WithPlainKeys(),
-		ratelimit.WithBlock(time.Hour), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ratelimit.SetClock(l, clock.Now)
+	l, store := onDownable(t, clock, ratelimit.PerHour(10), ratelimit.WithBlock(time.Hour))
 	ctx := context.Background()
 	l.AllowN(ctx, "k", 9)
 	if res, _ := l.AllowN(ctx, "k", 5); res.Allowed {
