@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -132,10 +133,21 @@ func TestClusterMasterFailsOverToItsReplica(t *testing.T) {
 	}
 	t.Logf("replica promoted %v after the kill; decided on it %v after the kill", promoted, time.Since(killed))
 	// Batches too: 64 decisions at once on keys of the old master, whose
-	// routes the batchers cached before the kill, go to the new one.
+	// routes the batchers cached before the kill, go to the new one. A
+	// decision the store sheds unsent (its queue to a node that has just
+	// taken over, dialling and loading its scripts on a loaded machine,
+	// longer than the decision's deadline) is not a route to the dead one;
+	// every other is answered.
+	answered := 0
 	for _, err := range burst() {
-		if err != nil {
+		switch {
+		case err == nil:
+			answered++
+		case !errors.Is(err, ratelimit.ErrNotSent):
 			t.Errorf("a decision on the new master after the failover: %v", err)
 		}
+	}
+	if answered == 0 {
+		t.Error("no decision of the burst answered by the new master")
 	}
 }
