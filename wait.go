@@ -42,10 +42,7 @@ func (l *Limiter) WaitN(ctx context.Context, key string, n int) error {
 	}
 	for {
 		if l.booker != nil {
-			p.op, p.maxWait = book, time.Duration(MaxPeriod)
-			if d, ok := ctx.Deadline(); ok {
-				p.maxWait = max(d.Sub(l.now()), 0)
-			}
+			p.op, p.maxWait = book, time.Duration(MaxPeriod) // reserve bounds it by ctx's deadline (shaping.go)
 		}
 		o := l.run(ctx, n, p)
 		o.delay = p.booking.Delay
@@ -63,11 +60,11 @@ func (l *Limiter) WaitN(ctx context.Context, key string, n int) error {
 			l.onError(nil, o.err) // the fallback decided
 		}
 		if o.res.Allowed || l.dryRun {
-			if d, ok := ctx.Deadline(); ok && o.delay > 0 && l.now().Add(o.delay).After(d) {
+			if o.delay > 0 && l.waitBound(ctx, o.delay) < o.delay {
 				// Booked within the deadline as the call was sent; the
 				// store's answer took the rest.
 				l.cancelBooking(ctx, p) // shaping.go
-				return fmt.Errorf("ratelimit: Wait(n=%d) would exceed the context's deadline", n)
+				return errPastDeadline(n)
 			}
 			if err := sleep(ctx, o.delay); err != nil {
 				l.cancelBooking(ctx, p) // shaping.go
@@ -75,13 +72,19 @@ func (l *Limiter) WaitN(ctx context.Context, key string, n int) error {
 			}
 			return nil
 		}
-		if d, ok := ctx.Deadline(); ok && (p.op == book || l.now().Add(o.res.RetryAfter).After(d)) {
-			return fmt.Errorf("ratelimit: Wait(n=%d) would exceed the context's deadline", n)
+		if _, ok := ctx.Deadline(); ok && (p.op == book || l.waitBound(ctx, o.res.RetryAfter) < o.res.RetryAfter) {
+			return errPastDeadline(n)
 		}
 		if err := sleep(ctx, o.res.RetryAfter); err != nil {
 			return err
 		}
 	}
+}
+
+// errPastDeadline is WaitN's error when its tokens come after its
+// context's deadline, as x/time/rate's.
+func errPastDeadline(n int) error {
+	return fmt.Errorf("ratelimit: Wait(n=%d) would exceed the context's deadline", n)
 }
 
 // sleep waits d, or until ctx is done, and returns ctx's error then.
