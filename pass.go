@@ -159,9 +159,6 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) *outcome {
 	if l.countIf != nil && p.op == take || p.op == book {
 		p.sent = time.Now()
 	}
-	if p.op == each && l.denies != nil {
-		p.sent = now // the deny cache's instant for each take (takes.go)
-	}
 	callCtx := callContext(ctx, probe) // guard.go
 	err = l.call(callCtx, p)
 	var latency time.Duration

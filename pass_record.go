@@ -32,7 +32,7 @@ func (l *Limiter) record(ctx context.Context, p *pass, now time.Time, latency ti
 	switch {
 	case l.denies != nil && l.blockFor > 0:
 		l.recordBlocked(p, asked{now, l.now()})
-	case l.denies != nil && (p.op == take || p.op == each):
+	case l.denies != nil && p.op == take: // each take of op each is recorded as the store answers it (takes.go)
 		at := asked{now, l.now()}
 		for i, t := range p.takes {
 			l.denies.record(t.Key, t.N, at, p.results[i])

@@ -199,12 +199,14 @@ func (l *Limiter) takeEach(ctx context.Context, p *pass) error {
 	for i := range p.takes {
 		p.done = i
 		t, res := &p.takes[i], &p.results[i]
+		var sent time.Time
 		if l.denies != nil {
+			sent = l.now()
 			// A take the cache knows the store would deny, and that the
 			// store would take nothing of: a bucket's or a sliding
 			// window's, or a fixed window's that is full (a denial of
 			// AllowTakes leaves a window's rest, which this take fills).
-			if cached, ok := l.denies.get(t.Key, t.Limit, t.N, p.sent); ok && (t.Limit.Algorithm != FixedWindow || cached.Remaining == 0) {
+			if cached, ok := l.denies.get(t.Key, t.Limit, t.N, sent); ok && (t.Limit.Algorithm != FixedWindow || cached.Remaining == 0) {
 				*res = cached
 				continue
 			}
@@ -218,6 +220,9 @@ func (l *Limiter) takeEach(ctx context.Context, p *pass) error {
 				return err
 			}
 			res.Remaining, res.ResetAfter = fill.Remaining, fill.ResetAfter
+		}
+		if l.denies != nil { // the store's answer, not the cache's, which must not make its denial new
+			l.denies.record(t.Key, t.N, asked{sent, l.now()}, *res)
 		}
 	}
 	p.done = len(p.takes)

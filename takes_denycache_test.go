@@ -98,3 +98,41 @@ func TestCountTakesFillsAWindowAllowTakesLeft(t *testing.T) {
 		})
 	}
 }
+
+// TestCountTakesCachedAnswersKeepTheCacheAge: a take CountTakes answers
+// from the deny cache does not make the cached denial new again: once
+// WithDenyCacheMaxAge has passed since the store denied it, the store is
+// asked (to see a budget given back elsewhere), however often the cache
+// answered in between.
+func TestCountTakesCachedAnswersKeepTheCacheAge(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	mem := memory.New(memory.WithClock(clock.Now))
+	defer mem.Close()
+	store := &countingStore{Store: &remoteStore{Store: mem}}
+	l, err := ratelimit.New(store, ratelimit.PerMinute(1), ratelimit.WithDenyCacheMaxAge(time.Second), ratelimit.WithPlainKeys())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ratelimit.SetClock(l, clock.Now)
+	takes := []ratelimit.Take{{Key: "spent", Limit: ratelimit.PerHour(2), N: 1}}
+	results := make([]ratelimit.Result, 1)
+	ctx := context.Background()
+	for range 3 { // 2 allowed, then denied by the store: a wait of 30 minutes
+		l.CountTakes(ctx, takes, results)
+	}
+	before := store.calls.Load()
+	for range 3 {
+		clock.Add(300 * time.Millisecond)
+		if ok, _ := l.CountTakes(ctx, takes, results); ok {
+			t.Fatal("allowed within the denial's wait")
+		}
+	}
+	if calls := store.calls.Load() - before; calls != 0 {
+		t.Fatalf("%d store calls within the cache's age, want 0", calls)
+	}
+	clock.Add(300 * time.Millisecond) // 1.2 s after the store's denial
+	l.CountTakes(ctx, takes, results)
+	if calls := store.calls.Load() - before; calls != 1 {
+		t.Fatalf("%d store calls past the cache's age of the store's denial, want 1: the cache's own answers made it new", calls)
+	}
+}
