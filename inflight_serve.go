@@ -177,7 +177,9 @@ func (f *inFlight) release(r *http.Request, sk string, slot slots.Slot) {
 }
 
 // renew holds slot for a lease more, within the time budget and behind
-// the breaker.
+// the breaker. A slot the store says it lost (slots.ErrLost: a store
+// restarted without its data) is the store's answer, and so no failure
+// of the breaker's, but an error all the same.
 func (f *inFlight) renew(ctx context.Context, sk string, slot slots.Slot) error {
 	probe, err := f.enter()
 	if err != nil {
@@ -186,15 +188,19 @@ func (f *inFlight) renew(ctx context.Context, sk string, slot slots.Slot) error 
 	_, err = withinOr(ctx, f.budget, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, f.store.Renew(ctx, sk, slot, f.lease)
 	}, nil)
-	if f.settle(ctx, err, probe) != answered {
-		return fmt.Errorf("ratelimit: in-flight slot not renewed: %w", err)
+	lost := errors.Is(err, slots.ErrLost)
+	if lost {
+		f.settle(ctx, nil, probe)
+	} else if f.settle(ctx, err, probe) == answered {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("ratelimit: in-flight slot not renewed: %w", err)
 }
 
 // keepAlive renews slot every third of the lease until stop is called; a
 // renewal that fails is told to the error handler, and the request runs
-// on (its slot may lapse, and another request take it).
+// on (its slot may lapse, and another request take it); once the store
+// says the slot is lost, it renews it no more.
 func (f *inFlight) keepAlive(r *http.Request, sk string, slot slots.Slot) (stop func()) {
 	if f.local {
 		return func() {} // a process's own slots die with it: no lease to renew
@@ -213,6 +219,9 @@ func (f *inFlight) keepAlive(r *http.Request, sk string, slot slots.Slot) (stop 
 			case <-t.C:
 				if err := f.renew(ctx, sk, slot); err != nil {
 					f.onError(r, err)
+					if errors.Is(err, slots.ErrLost) {
+						return
+					}
 				}
 			}
 		}

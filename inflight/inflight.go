@@ -29,11 +29,20 @@ type Store interface {
 	// taken all the same (the store ran it, and its answer was lost): the
 	// caller releases it.
 	Acquire(ctx context.Context, key string, limit int, lease time.Duration) (Slot, error)
-	// Renew holds slot for lease more from now.
+	// Renew holds slot for lease more from now. A slot whose lease had
+	// expired (the store restarted without its data, or answered too late)
+	// is an error that wraps [ErrSlotLost]: an answer, not a failure of
+	// the store.
 	Renew(ctx context.Context, key string, slot Slot, lease time.Duration) error
 	// Release gives slot back; releasing a slot twice is harmless.
 	Release(ctx context.Context, key string, slot Slot) error
 }
+
+// ErrSlotLost is wrapped by the error of a [Store.Renew] of a slot whose
+// lease had expired: the store answered, and the slot may be another
+// request's now. It does not count against the breaker, and the request
+// that held the slot runs on without one (see [WithLease]).
+var ErrSlotLost = slots.ErrLost
 
 // Slot is the answer of [Store.Acquire].
 type Slot struct {

@@ -7,9 +7,14 @@ package slots
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 )
+
+// ErrLost is inflight.ErrSlotLost: a Renew the store answered, of a slot
+// whose lease had expired.
+var ErrLost = errors.New("ratelimit: the in-flight slot's lease expired before its renewal")
 
 // Slot is inflight.Slot, in a package the root can import.
 type Slot struct {

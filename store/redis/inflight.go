@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	_ "embed"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"time"
 
@@ -23,8 +22,9 @@ var inflightScript = goredis.NewScript(inflightLua)
 var _ inflight.Store = (*Store)(nil)
 
 // ErrSlotLost reports a renewal of a slot whose lease had already expired:
-// the slot may be another request's now.
-var ErrSlotLost = errors.New("ratelimit/redis: the slot's lease expired before its renewal")
+// the slot may be another request's now. It is [inflight.ErrSlotLost], an
+// answer of the store that its breaker does not count as a failure.
+var ErrSlotLost = inflight.ErrSlotLost
 
 // Acquire implements [inflight.Store] in one script call: a sorted set
 // per key of slot IDs and the ends of their leases, in Redis's clock, so
