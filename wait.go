@@ -26,8 +26,10 @@ func (l *Limiter) Wait(ctx context.Context, key string) error {
 // it takes, and after a denial tries again after its RetryAfter: the
 // budget holds (a blocked key waits for its block's end, and each try
 // during the block spends the budget as any blocked request does), but
-// waiters are not served in order. A store that fails, with no fallback,
-// is the caller's error, also told to the error handler.
+// waiters are not served in order. While the store fails, the fallback
+// decides each try, booking or not, and its denial is waited out as a
+// take's is. A store that fails, with no fallback, is the caller's error,
+// also told to the error handler.
 func (l *Limiter) WaitN(ctx context.Context, key string, n int) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -72,7 +74,11 @@ func (l *Limiter) WaitN(ctx context.Context, key string, n int) error {
 			}
 			return nil
 		}
-		if _, ok := ctx.Deadline(); ok && (p.op == book || l.waitBound(ctx, o.res.RetryAfter) < o.res.RetryAfter) {
+		// A booking the store refused could not be booked within the
+		// deadline; a denial of the fallback's (the store failing) says
+		// when to try again, as a take's does.
+		refused := p.op == book && o.source == FromStore
+		if _, ok := ctx.Deadline(); ok && (refused || l.waitBound(ctx, o.res.RetryAfter) < o.res.RetryAfter) {
 			return errPastDeadline(n)
 		}
 		if err := sleep(ctx, o.res.RetryAfter); err != nil {

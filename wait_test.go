@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -103,6 +104,47 @@ func TestWaitCountsTheStoresTimeAgainstTheDeadline(t *testing.T) {
 		time.Sleep(time.Until(start.Add(time.Second)))
 		if res, _ := l.Allow(ctx, "k"); !res.Allowed {
 			t.Fatalf("the token, once it came: %+v, want it there (the booking given back)", res)
+		}
+	})
+}
+
+// downReserver is a Reserver store that is down: every call fails.
+type downReserver struct{ downStore }
+
+func (downReserver) ReserveN(context.Context, string, ratelimit.Limit, int, time.Duration) (ratelimit.Reservation, error) {
+	return ratelimit.Reservation{}, errDown
+}
+
+func (downReserver) CancelReservation(context.Context, string, ratelimit.Limit, ratelimit.Reservation) error {
+	return errDown
+}
+
+// TestWaitWaitsForTheFallbackInAnOutage: while a store that books is down,
+// WaitN's tries are the fallback's decisions, and a denial of the
+// fallback's is waited out as its RetryAfter says, within the deadline:
+// WaitN takes a token every half second of PerSecond(2), as the
+// middleware on the same limit admits. It failed at once, as if the store
+// had refused a booking past the deadline.
+func TestWaitWaitsForTheFallbackInAnOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l, err := ratelimit.New(downReserver{}, ratelimit.PerSecond(2), ratelimit.WithPlainKeys(),
+			ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		for i := range 6 {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			err := l.Wait(ctx, "k")
+			cancel()
+			if err != nil {
+				t.Fatalf("Wait %d at %v: %v; want a token of the fallback's", i, time.Since(start), err)
+			}
+		}
+		// 2 at once (the burst), then one every 0.5 s, give or take the
+		// breaker's first failures' time budgets
+		if took := time.Since(start); took < 2*time.Second || took > 2500*time.Millisecond {
+			t.Fatalf("6 Waits took %v, want about 2 s", took)
 		}
 	})
 }
