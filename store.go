@@ -2,13 +2,11 @@ package ratelimit
 
 // The contract between a Limiter and its stores: Store, Local, MultiStore,
 // their arguments (Take) and the checks every store makes (ValidateCall,
-// ValidateTakes), and AllowAll over any Store.
+// ValidateTakes); AllowAll over any Store is in allowall.go.
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 )
 
 // Store keeps the budgets of many keys. Implementations must be safe for
@@ -122,68 +120,4 @@ func distinctKeys(takes []Take) error {
 		}
 	}
 	return nil
-}
-
-// AllowAll decides several takes as one: the request passes only if every
-// take is allowed, and a denied request takes nothing from any of them. A
-// [MultiStore] does it atomically. Any other Store, or a MultiStore that
-// answers [ErrCrossSlot], gets one report call per take (n = 0), then, if
-// all have room, one call per take in order: nothing is taken when a take
-// is denied at the report, but a concurrent request that spends a budget
-// between the report and the take can leave earlier takes spent, the
-// documented cost of not being atomic.
-func AllowAll(ctx context.Context, store Store, takes []Take, results []Result) error {
-	if ms, ok := store.(MultiStore); ok {
-		err := ms.AllowAll(ctx, takes, results) // it checks its arguments
-		if !errors.Is(err, ErrCrossSlot) {
-			return err
-		}
-	}
-	if err := ValidateTakes(takes, results); err != nil {
-		return err
-	}
-	allowed := true
-	for i, t := range takes {
-		res, err := store.AllowN(ctx, t.Key, t.Limit, 0)
-		if err != nil {
-			return err
-		}
-		res.Allowed = res.Remaining >= t.N
-		if !res.Allowed {
-			res.RetryAfter = retryFromReport(t.Limit, res, t.N)
-			allowed = false
-		}
-		results[i] = res
-	}
-	if !allowed {
-		return nil
-	}
-	for i, t := range takes {
-		res, err := store.AllowN(ctx, t.Key, t.Limit, t.N)
-		if err != nil {
-			return err
-		}
-		results[i] = res
-		if !res.Allowed {
-			// Spent by another request between the report and the take:
-			// the request is denied, and the later takes are not taken
-			// (their reports, which had room, stay as results). The earlier
-			// ones were: the documented cost of a store that is not a
-			// MultiStore.
-			return nil
-		}
-	}
-	return nil
-}
-
-// retryFromReport estimates, from a report (n = 0), how long until n tokens
-// pass: for a token bucket the time to full less the time the last
-// capacity − n tokens take; for the windows, whose report says less, the
-// time until full, which is never early.
-func retryFromReport(l Limit, res Result, n int) time.Duration {
-	if l.Algorithm != TokenBucket {
-		return max(res.ResetAfter, 1)
-	}
-	rest := l.refillTime(l.Capacity()-n, roundDown)
-	return max(res.ResetAfter-rest, 1)
 }

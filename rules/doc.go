@@ -193,8 +193,9 @@
 // trip; on Redis Cluster only when the keys share a slot, which limits
 // keyed by the same key do, and not for a limit with a key of its own (a
 // per-address ceiling): those, like every take on a store that is not a
-// MultiStore, are decided as ratelimit.AllowAll describes, where a
-// concurrent request can leave an earlier limit spent.
+// MultiStore, are decided as ratelimit.AllowAll describes: one call per
+// limit, and a denied request's takes refunded (Redis can), where a
+// concurrent request may see them spent until then.
 //
 // # Reload
 //
