@@ -1,7 +1,8 @@
 -- bucket.lua: the token bucket, after prelude.lua: its state's one
 -- decoding and encoding, its one refill, and its decision. Mirrors
 -- takeTokens in store/memory/bucket.go line for line, in microseconds, so
--- that both stores decide as golang.org/x/time/rate does. reserve.lua's
+-- that both stores decide as golang.org/x/time/rate does, but for since:
+-- with the app servers' clocks, a bucket's time never goes back. reserve.lua's
 -- bookings and refund.lua's refunds use the same functions.
 --
 -- v  the last update (µs) and the tokens then: with struct, the byte 1 and
@@ -71,6 +72,18 @@ local function refill(tokens, last, now, rate, capacity)
   return tokens
 end
 
+-- since is the instant a decision on a bucket last updated at last is made
+-- at: now, or, with the app's clock (slack > 0), never before last. App
+-- servers whose clocks differ would otherwise, taking turns, each refill
+-- the bucket by their difference on every turn, without bound; Redis's
+-- own clock (slack 0) is one per key, and x/time/rate's rule holds.
+local function since(last, now, slack)
+  if slack > 0 and last and now < last then
+    return last
+  end
+  return now
+end
+
 -- bucketBudget is the remaining and the reset-after (µs) of a bucket
 -- holding tokens.
 local function bucketBudget(tokens, rate, capacity)
@@ -87,6 +100,7 @@ end
 -- bucket decides a take of n tokens (see prelude.lua).
 local function bucket(v, rate, capacity, n, period, now, slack)
   local last, tokens = decodeBucket(v)
+  now = since(last, now, slack)
   if not last then
     tokens, last = capacity, now
   end

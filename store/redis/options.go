@@ -24,6 +24,15 @@ func WithPrefix(prefix string) Option {
 // refills, so TIME, the default, is better wherever it works. Expiries stay
 // relative to the server's clock, with a second more than needed, so an app
 // clock that is off never expires a key early. A nil now keeps TIME.
+//
+// So that servers whose clocks differ by up to that second do not, taking
+// turns on a key, each refill it by their difference on every turn (every
+// request passed, with clocks 400 ms apart), a key's time never goes back:
+// a token bucket is decided as of its last update when the clock is behind
+// it (the only answers that differ from x/time/rate's, which rewinds), and
+// a fixed or sliding window that a clock up to a second ahead opened is
+// the window a clock behind decides in. A key then admits its budget and
+// at most what the clocks' difference refills.
 func WithAppClock(now func() time.Time) Option {
 	return func(s *Store) { s.now = now }
 }

@@ -132,7 +132,7 @@ func TestConformanceRealRedisWithAppClock(t *testing.T) {
 			storetest.RunWithClock(t, func(t *testing.T) (ratelimit.Store, func(time.Time)) {
 				c := &appClock{}
 				return redisstore.New(srv.client(t), redisstore.WithPrefix(prefix(t)), redisstore.WithAppClock(c.Now), redisstore.WithAppClockSlack(time.Minute)), c.Set
-			})
+			}, storetest.NeverRewinds())
 		})
 	}
 }

@@ -22,6 +22,7 @@ local function refundBucket(v, rate, capacity, n, now, slack)
   if not last or n == 0 then
     return nil, nil
   end
+  now = since(last, now, slack)
   ev = (last - now) * 1000 + ev -- ns after now
   tokens = refill(tokens, last, now, rate, capacity) + n
   if tokens > capacity then

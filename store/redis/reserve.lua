@@ -36,6 +36,7 @@ end
 -- is then the last update.
 local function book(v, rate, capacity, n, bound, now, slack)
   local last, tokens = decodeBucket(v)
+  now = since(last, now, slack)
   local fresh = not last
   if fresh then
     tokens, last = capacity, now
@@ -65,12 +66,13 @@ end
 -- actUs µs and actNs ns (0..999) on the bucket in v: the value and expiry
 -- to write, or nil when it gives nothing back.
 local function cancel(v, rate, capacity, n, actUs, actNs, now, slack)
-  local act = (actUs - now) * 1000 + actNs -- ns after now
-  if act < 0 then
-    return nil, nil
-  end
   local last, tokens, ev = decodeBucket(v)
   if not last then
+    return nil, nil
+  end
+  now = since(last, now, slack)
+  local act = (actUs - now) * 1000 + actNs -- ns after now
+  if act < 0 then
     return nil, nil
   end
   ev = (last - now) * 1000 + ev -- ns after now

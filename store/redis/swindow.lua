@@ -9,7 +9,8 @@
 
 -- decodeSliding reads the counts in v as of the window starting at start:
 -- the previous window's and the current one's; and whether v held counts
--- of either (false: both have left the trailing period, or there is none).
+-- of either (false: both have left the trailing period, or there is none),
+-- and then the start v holds, if any.
 local function decodeSliding(v, start, period)
   if not v then
     return 0, 0, false
@@ -27,7 +28,7 @@ local function decodeSliding(v, start, period)
   elseif s == start - period then
     return c, 0, true
   end
-  return 0, 0, false
+  return 0, 0, false, s
 end
 
 -- encodeSliding is the value of the counts of the window starting at start
@@ -44,7 +45,13 @@ end
 -- swindow decides a take of n (see prelude.lua).
 local function swindow(v, rate, capacity, n, period, now, slack)
   local start = now - now % period
-  local prev, curr = decodeSliding(v, start, period)
+  local prev, curr, held, s = decodeSliding(v, start, period)
+  if not held and s == start + period and s - now <= slack * 1000 then
+    -- the app's clock (slack > 0) of a server a little ahead began the
+    -- next window: decide in it, as of its start (see window.lua)
+    now, start = s, s
+    prev, curr = decodeSliding(v, start, period)
+  end
   local elapsed = now - start
   local weight = 1 - elapsed / period
 

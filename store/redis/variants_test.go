@@ -30,7 +30,7 @@ func TestConformanceRealRedisStringEncoding(t *testing.T) {
 			storetest.RunWithClock(t, func(t *testing.T) (ratelimit.Store, func(time.Time)) {
 				c := &appClock{}
 				return redisstore.New(srv.client(t), redisstore.WithPrefix(prefix(t)), redisstore.WithStringEncoding(), redisstore.WithAppClock(c.Now), redisstore.WithAppClockSlack(time.Minute)), c.Set
-			})
+			}, storetest.NeverRewinds())
 		})
 	}
 }

@@ -41,3 +41,12 @@ func ExampleRunSlots() {
 		storetest.RunSlots(t, func(t *testing.T) inflight.Store { return memory.NewSlots() })
 	}
 }
+
+// A store that decides a token bucket never before its last update, as
+// store/redis does with the app servers' clocks, says so; a store slow to
+// call replays fewer timelines.
+func ExampleNeverRewinds() {
+	_ = func(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, func(time.Time))) {
+		storetest.RunWithClock(t, newStore, storetest.NeverRewinds(), storetest.Timelines(3))
+	}
+}

@@ -160,18 +160,28 @@ func reserveCancelMulti(e *env) {
 	e.reserve(l, 1, 3, 5, true, forever)
 }
 
+// The jump-back cases' last instants: x/time/rate's, and a store's that
+// never rewinds (NeverRewinds), which decides the calls at t0 as of t1 and
+// so refills nothing twice.
+func (e *env) jumpedBack(xrate, never int) int {
+	if e.neverRewinds {
+		return never
+	}
+	return xrate
+}
+
 func reserveJumpBack(e *env) {
 	e.reserve(rt, 1, 2, 1, true, forever) // start at t1
 	e.reserve(rt, 0, 1, 1, true, forever) // a clock gone back refills nothing
-	e.reserve(rt, 2, 2, 3, true, forever)
+	e.reserve(rt, 2, 2, e.jumpedBack(3, 4), true, forever)
 }
 
 func reserveJumpBackCancel(e *env) {
 	e.reserve(rt, 1, 2, 1, true, forever) // start at t1
 	r := e.reserve(rt, 1, 2, 3, true, forever)
 	e.reserve(rt, 1, 1, 4, true, forever)
-	e.cancel(0, r)                        // at t0: one token back
-	e.reserve(rt, 1, 2, 4, true, forever) // should violate Limit, Burst
+	e.cancel(0, r)                                         // at t0: one token back
+	e.reserve(rt, 1, 2, e.jumpedBack(4, 5), true, forever) // should violate Limit, Burst
 }
 
 func reserveMax(e *env) {

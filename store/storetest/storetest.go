@@ -48,6 +48,9 @@ type env struct {
 	step int
 	// clock reads the controlled clock; nil in real time.
 	clock func() time.Time
+	// neverRewinds is NeverRewinds: a clock gone back decides a bucket as
+	// of its last update.
+	neverRewinds bool
 }
 
 // allow calls AllowN with a background context and fails the test on error.
@@ -209,7 +212,7 @@ func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, fu
 			var mu sync.Mutex
 			now := start
 			set(now)
-			return &env{t: t, store: store, exact: true, wait: func(d time.Duration) {
+			return &env{t: t, store: store, exact: true, neverRewinds: cfg.neverRewinds, wait: func(d time.Duration) {
 				mu.Lock()
 				defer mu.Unlock()
 				now = now.Add(d)
@@ -269,7 +272,8 @@ func RunWithClock(t *testing.T, newStore func(t *testing.T) (ratelimit.Store, fu
 type Option func(*config)
 
 type config struct {
-	timelines int
+	timelines    int
+	neverRewinds bool
 }
 
 // Timelines sets how many random timelines each exact comparison replays:
@@ -278,6 +282,17 @@ type config struct {
 // interpreter runs in the test process; the cases stay the same.
 func Timelines(n int) Option {
 	return func(c *config) { c.timelines = max(n, 1) }
+}
+
+// NeverRewinds says the store decides a token bucket never before its last
+// update: a call whose clock is behind it is decided as of that update, as
+// store/redis does with the app servers' clocks (WithAppClock), where
+// servers whose clocks differ would otherwise refill a bucket by their
+// difference on every turn. x/time/rate's cases of a clock gone back then
+// expect that store's answers, stricter than x/time/rate's by the time
+// the clock went back; every other case is the same.
+func NeverRewinds() Option {
+	return func(c *config) { c.neverRewinds = true }
 }
 
 func cases() []testCase {

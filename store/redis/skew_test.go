@@ -1,0 +1,61 @@
+package redisstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ratelimit-go/ratelimit"
+	redisstore "github.com/ratelimit-go/ratelimit/store/redis"
+)
+
+// TestAppClocksApartKeepTheBudget: two app servers whose clocks
+// (WithAppClock) are apart, taking turns on one key while their clocks
+// stand still, admit the budget and at most what the clocks' difference
+// refills once: a bucket decided as of its last update when a clock is
+// behind it, a window decided in the next one when a clock a little ahead
+// opened it. Each turn refilled the bucket by the difference (every
+// request of PerSecond(5) passed with clocks 400 ms apart), and each
+// server counted the window the other had closed afresh.
+func TestAppClocksApartKeepTheBudget(t *testing.T) {
+	ctx := context.Background()
+	for _, srv := range servers(t) {
+		for _, c := range []struct {
+			name  string
+			limit ratelimit.Limit
+			skew  time.Duration
+			at    time.Duration // the ahead clock's time into a second
+			most  int
+		}{
+			{"token bucket", ratelimit.PerSecond(5), 400 * time.Millisecond, 500 * time.Millisecond, 5 + 2},
+			{"fixed window", ratelimit.PerSecond(5).WithAlgorithm(ratelimit.FixedWindow), 100 * time.Millisecond, 50 * time.Millisecond, 5},
+			{"sliding window", ratelimit.PerSecond(5).WithAlgorithm(ratelimit.SlidingWindow), 100 * time.Millisecond, 50 * time.Millisecond, 5},
+		} {
+			t.Run(srv.name+"/"+c.name, func(t *testing.T) {
+				client := srv.client(t)
+				second := time.Now().Truncate(time.Second).Add(time.Minute)
+				ahead, behind := &appClock{}, &appClock{}
+				ahead.Set(second.Add(c.at))
+				behind.Set(second.Add(c.at - c.skew))
+				p := prefix(t)
+				stores := []*redisstore.Store{
+					redisstore.New(client, redisstore.WithPrefix(p), redisstore.WithAppClock(ahead.Now)),
+					redisstore.New(client, redisstore.WithPrefix(p), redisstore.WithAppClock(behind.Now)),
+				}
+				admitted := 0
+				for i := range 100 {
+					res, err := stores[i%2].AllowN(ctx, "k", c.limit, 1)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if res.Allowed {
+						admitted++
+					}
+				}
+				if admitted < 5 || admitted > c.most {
+					t.Fatalf("clocks %v apart admitted %d of 100 turns, want 5 to %d", c.skew, admitted, c.most)
+				}
+			})
+		}
+	}
+}
