@@ -207,3 +207,39 @@ func TestAFallbackDenialSaysWhenTheBudgetIsFull(t *testing.T) {
 		t.Errorf("429 of an empty budget: status %d, X-RateLimit-Reset %q, want a time until full", w.Code, got)
 	}
 }
+
+// TestADenialOwingTheFallbackTellsNothingLeft: once the store answers
+// again after an outage, a request whose key owes what the fallback
+// admitted is denied if the store cannot pay both, and its headers say
+// what is left once the debt is paid, not the store's budget before it
+// (X-RateLimit-Remaining 3 on a 429).
+func TestADenialOwingTheFallbackTellsNothingLeft(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &remoteStore{Store: memory.New(memory.WithSweepInterval(0))}
+		l, err := ratelimit.New(store, ratelimit.PerMinute(5), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := l.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		serve := func() *httptest.ResponseRecorder {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+			return rec
+		}
+		for range 2 { // the store's: 3 left
+			serve()
+		}
+		store.down.Store(true)
+		for range 4 { // the fallback's, owed to the store
+			if rec := serve(); rec.Code != http.StatusOK {
+				t.Fatalf("the fallback's request: %d", rec.Code)
+			}
+		}
+		store.down.Store(false) // 4 failures: the breaker stays closed
+		rec := serve()          // 1 and the 4 owed: 5 of the 3 left
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("X-RateLimit-Remaining") != "0" {
+			t.Fatalf("the request after the debt: %d, X-RateLimit-Remaining %q; want 429 and 0",
+				rec.Code, rec.Header().Get("X-RateLimit-Remaining"))
+		}
+	})
+}

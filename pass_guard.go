@@ -74,6 +74,18 @@ func (l *Limiter) denied(p *pass, now time.Time, whole bool) bool {
 	return denied
 }
 
+// owedLeft makes the Remaining of each denied take that carried a debt
+// what is left once the debt is paid: the store could not pay both, and
+// left its budget as it was, which the headers would otherwise tell the
+// client is there (3 left, and 429).
+func owedLeft(p *pass) {
+	for i := range p.takes {
+		if owed := p.owed[i]; owed > 0 && !p.results[i].Allowed {
+			p.results[i].Remaining = max(0, p.results[i].Remaining-owed)
+		}
+	}
+}
+
 // chargeDebts adds to each take what its key owes for the fallback's
 // admissions, as much as the take can hold: the store answers for the
 // fallback's tokens too, and they are paid once it allows them.
