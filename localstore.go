@@ -154,8 +154,8 @@ func (st *localState) tokenBucket(found bool, now int64, l Limit, n int) Result 
 func (st *localState) fixedWindow(found bool, now int64, l Limit, n int) Result {
 	_, e := l.Window(time.Unix(0, now))
 	end := e.UnixNano()
-	count := st.x
-	if !found || st.at != end {
+	count := st.x // a window of another Period (a plan changed) that has not ended carries over, as store/memory's
+	if !found {
 		count = 0
 	}
 	res := Result{Limit: l}
@@ -186,6 +186,13 @@ func (st *localState) slidingWindow(found bool, now int64, l Limit, n int) Resul
 			curr, prev = st.x, st.y
 		case begin:
 			prev = st.x
+		default:
+			// a window of another Period (a plan changed), its start
+			// 2·at − exp, begun within this one's trailing period: every
+			// request it counted is this window's, as store/memory's
+			if 2*st.at-st.exp > begin-period {
+				curr = st.x + st.y
+			}
 		}
 	}
 	elapsed := now - begin

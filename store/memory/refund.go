@@ -124,14 +124,8 @@ func refundSliding(c cell, now int64, l ratelimit.Limit, n int, age time.Duratio
 	period := int64(l.Period)
 	start := windowStart(now, period)
 	window := float64(start / period)
-	cellCurr, cellPrev := unpackCounts(c.at)
-	var prev, curr float64
-	switch c.x {
-	case window:
-		prev, curr = cellPrev, cellCurr
-	case window - 1:
-		prev = cellCurr
-	default:
+	prev, curr, ok, _ := slidingCounts(c, start, period)
+	if !ok {
 		return c // both counts have left the trailing period
 	}
 	elapsed := now - start

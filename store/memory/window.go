@@ -26,9 +26,11 @@ func windowStart(now, period int64) int64 {
 func fixedWindow(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cell, ratelimit.Result) {
 	end, left := fixedBounds(now, l) // a calendar limit's day or month, else aligned to the period
 	count := c.at
-	if fresh || c.exp != end {
-		count = 0 // another window's count
+	if fresh || c.exp <= now {
+		count = 0 // an ended window's count
 	}
+	// else a window of another Period, or calendar, that has not ended (a
+	// plan changed): its count carries over, as a key keeps one budget
 	res := ratelimit.Result{Limit: l}
 	if count+int64(n) <= int64(l.Rate) {
 		res.Allowed = true
@@ -57,12 +59,14 @@ func slidingWindow(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cel
 	window := float64(start / period)
 	var prev, curr float64
 	if !fresh {
-		cellCurr, cellPrev := unpackCounts(c.at)
-		switch c.x {
-		case window:
-			prev, curr = cellPrev, cellCurr
-		case window - 1:
-			prev = cellCurr
+		var held bool
+		var s int64
+		if prev, curr, held, s = slidingCounts(c, start, period); !held && s > start-period {
+			// a window of another Period (a plan changed) begun within
+			// this one's trailing period: every request it counted is
+			// this window's, as a key keeps one budget whatever its plan
+			cellCurr, cellPrev := unpackCounts(c.at)
+			prev, curr = 0, cellPrev+cellCurr
 		}
 	}
 	elapsed := now - start
@@ -87,6 +91,34 @@ func slidingWindow(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cel
 		res.ResetAfter = time.Duration(period - elapsed)
 	}
 	return c, res
+}
+
+// slidingCounts reads the counts of the cell c of a sliding window as of
+// the window that starts at start: the previous window's and the current
+// one's, whether c held counts of either, and the start of its window. A
+// window is known by its start, as store/redis/swindow.lua keeps it.
+func slidingCounts(c cell, start, period int64) (prev, curr float64, ok bool, s int64) {
+	cellCurr, cellPrev := unpackCounts(c.at)
+	switch s = cellStart(c, period); s {
+	case start:
+		return cellPrev, cellCurr, true, s
+	case start - period:
+		return cellCurr, 0, true, s
+	}
+	return 0, 0, false, s
+}
+
+// cellStart is the start of the window whose counts the sliding window's
+// cell c keeps, whatever the Period they were counted under: the cell
+// keeps the window's number x and the end of the window after it,
+// (x+2)·Period, so both give the Period. A cell of this period gives
+// x·period.
+func cellStart(c cell, period int64) int64 {
+	n := int64(c.x) + 2
+	if n <= 0 || c.exp == math.MaxInt64 || c.exp%n != 0 {
+		return int64(c.x) * period // before the epoch, or saturated: as if of this period
+	}
+	return int64(c.x) * (c.exp / n)
 }
 
 // packCounts puts a sliding window's two counts, each at most

@@ -51,6 +51,12 @@ local function swindow(v, rate, capacity, n, period, now, slack)
     -- next window: decide in it, as of its start (see window.lua)
     now, start = s, s
     prev, curr = decodeSliding(v, start, period)
+  elseif not held and s and s > start - period then
+    -- a window of another period (a plan changed) begun within this
+    -- one's trailing period: every request it counted is this window's,
+    -- as a key keeps one budget whatever its plan
+    local p, c = decodeSliding(v, s, period)
+    prev, curr = 0, p + c
   end
   local elapsed = now - start
   local weight = 1 - elapsed / period

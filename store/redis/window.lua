@@ -80,6 +80,10 @@ local function window(v, rate, capacity, n, period, now, slack)
   end
   if e == stop and c then
     count = c
+  elseif c and e and e > now then
+    -- a window of another period (a plan changed) that has not ended: its
+    -- count carries over, as a key keeps one budget whatever its plan
+    count = c
   end
 
   local allowed, retry, nv, ms = 0, 0, nil, nil

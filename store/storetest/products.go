@@ -15,6 +15,7 @@ import (
 func productCases() []testCase {
 	return []testCase{
 		{name: "Products/a change of limit (plan) keeps the key's count", run: planChange},
+		{name: "Products/a plan of another period keeps a window's count", clock: true, run: planPeriodChange},
 		{name: "Products/a block one app server starts holds on another", run: blockAcrossServers},
 		{name: "Products/a charge one app server takes is seen by another", run: chargeAcrossServers},
 	}
@@ -58,6 +59,35 @@ func planChange(e *env) {
 		}
 		e.expect(key, pro.WithAlgorithm(a), 1, true, 97)
 	}
+}
+
+// planPeriodChange: a window's count carries over to a limit of another
+// Period while the window it was counted in has not ended: 2 taken under
+// 10 per 2 s leave 1 under 3 per 5 s, and the 2 stay counted when the
+// first limit comes back (each store's windows of either period used to
+// count afresh: 14 passed within 0.6 s under 10 per 2 s). A long window's
+// count holds a short period's limit until the long window ends.
+func planPeriodChange(e *env) {
+	for _, a := range []ratelimit.Algorithm{ratelimit.FixedWindow, ratelimit.SlidingWindow} {
+		short := ratelimit.Limit{Rate: 10, Period: 2 * time.Second, Algorithm: a}
+		other := ratelimit.Limit{Rate: 3, Period: 5 * time.Second, Algorithm: a}
+		key := "period/" + a.String()
+		e.wait(2600 * time.Millisecond) // into a 2 s window that is not a 5 s one's start
+		e.expect(key, short, 2, true, 8)
+		e.wait(600 * time.Millisecond)
+		e.expect(key, other, 2, false, 1)
+		e.expect(key, short, 10, false, 8)
+		e.expect(key, short, 8, true, 0)
+		e.wait(10*time.Second - e.clock().Sub(e.clock().Truncate(10*time.Second))) // the next 10 s
+	}
+	long := ratelimit.Limit{Rate: 100, Period: 10 * time.Second, Algorithm: ratelimit.FixedWindow}
+	short := ratelimit.Limit{Rate: 10, Period: 2 * time.Second, Algorithm: ratelimit.FixedWindow}
+	e.wait(time.Second)
+	e.expect("period/down", long, 50, true, 50)
+	e.wait(8 * time.Second)
+	e.expect("period/down", short, 1, false, 0)
+	e.wait(time.Second) // the long window has ended
+	e.expect("period/down", short, 1, true, 9)
 }
 
 // blockAcrossServers: server A's denial blocks the key for two hours,
