@@ -28,8 +28,9 @@ import (
 //     the takes are decided in one atomic step on a MultiStore, see
 //     [AllowAll] for other stores; on Redis Cluster the takes' distinct
 //     keys are in different slots, so they are decided as AllowAll says
-//     for keys that are not: a report, then each take, which a concurrent
-//     request can leave partly taken); a take
+//     for keys that are not: each take, then, if one is denied, the
+//     others refunded, which a concurrent request may see spent until
+//     then); a take
 //     denied by the deny cache alone leaves the others' results full and
 //     untouched, as unknown;
 //   - decided by the fallback store, because the store failed: its

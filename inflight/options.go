@@ -37,7 +37,8 @@ func with(o ratelimit.Option) Option {
 // frozen, unreachable or restarted without its data, or the breaker open)
 // is told to the error handler, and the request runs on: its slot lapses
 // at its lease's end, another request may take it, and until the requests
-// that lost theirs end, up to twice the limit may run. A slot the store
+// that lost theirs end, up to twice the limit may run (a limit more for
+// each time the store loses its data while they run). A slot the store
 // says it lost ([ErrSlotLost]: restarted without its data) is its answer,
 // not its failure: the breaker stays closed, new requests take the
 // store's slots, and the lost one is renewed no more. A local store
