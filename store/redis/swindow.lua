@@ -46,9 +46,9 @@ end
 local function swindow(v, rate, capacity, n, period, now, slack)
   local start = now - now % period
   local prev, curr, held, s = decodeSliding(v, start, period)
-  if not held and s == start + period and s - now <= slack * 1000 then
-    -- the app's clock (slack > 0) of a server a little ahead began the
-    -- next window: decide in it, as of its start (see window.lua)
+  if not held and s and s > start and (s - start) % period == 0 and s - now <= slack * 1000 then
+    -- the app's clock (slack > 0) of a server a little ahead began a
+    -- later window: decide in it, as of its start (see window.lua)
     now, start = s, s
     prev, curr = decodeSliding(v, start, period)
   elseif not held and s and s > start - period then

@@ -72,11 +72,12 @@ local function window(v, rate, capacity, n, period, now, slack)
   end
   local count = 0
   local e, c = decodeWindow(v)
-  if e == stop + period and rate > 0 and stop - now <= slack * 1000 then
-    -- the app's clock (slack > 0) of a server a little ahead opened the
-    -- next window: decide in it, as of its start, rather than count the
-    -- window it closed afresh, and each server the other's
-    now, stop = stop, e
+  if rate > 0 and e and e > stop and (e - stop) % period == 0 and e - period - now <= slack * 1000 then
+    -- the app's clock (slack > 0) of a server a little ahead opened a
+    -- later window (the next, or more than one on, for windows shorter
+    -- than the clocks' difference): decide in it, as of its start, rather
+    -- than count the window it closed afresh, and each server the other's
+    now, stop = e - period, e
   end
   if e == stop and c then
     count = c
