@@ -149,8 +149,8 @@ func (l *Limiter) run(ctx context.Context, n int, p *pass) *outcome {
 	if err != nil {
 		return l.fallBack(ctx, p, err, 0)
 	}
-	if l.debts != nil && (p.op == take || p.op == each) {
-		l.chargeDebts(p)
+	if l.debts != nil && (p.op == take || p.op == each || p.op == book) {
+		l.chargeDebts(p) // a booking pays by waiting for the debt's tokens too
 	}
 	var start time.Time
 	if l.observer.Decision != nil {

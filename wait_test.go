@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -145,6 +146,68 @@ func TestWaitWaitsForTheFallbackInAnOutage(t *testing.T) {
 		// breaker's first failures' time budgets
 		if took := time.Since(start); took < 2*time.Second || took > 2500*time.Millisecond {
 			t.Fatalf("6 Waits took %v, want about 2 s", took)
+		}
+	})
+}
+
+// flakyReserver is a memory store that books, seen as a remote one (not
+// Local: a limiter gives it a fallback), that fails while down.
+type flakyReserver struct {
+	*memory.Store
+	down atomic.Bool
+}
+
+func (*flakyReserver) Local() bool { return false }
+
+func (s *flakyReserver) AllowN(ctx context.Context, key string, l ratelimit.Limit, n int) (ratelimit.Result, error) {
+	if s.down.Load() {
+		return ratelimit.Result{}, errDown
+	}
+	return s.Store.AllowN(ctx, key, l, n)
+}
+
+func (s *flakyReserver) ReserveN(ctx context.Context, key string, l ratelimit.Limit, n int, maxWait time.Duration) (ratelimit.Reservation, error) {
+	if s.down.Load() {
+		return ratelimit.Reservation{}, errDown
+	}
+	return s.Store.ReserveN(ctx, key, l, n, maxWait)
+}
+
+// TestWaitPaysWhatTheFallbackAdmitted: what the fallback admitted to
+// WaitN while the store was down is owed to the store, and the first
+// WaitN once it answers books the debt's tokens with its own, as a take
+// pays it: it waits for them. Bookings paid nothing, and WaitN and the
+// Transport had the store's budget and the fallback's in turn.
+func TestWaitPaysWhatTheFallbackAdmitted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &flakyReserver{Store: memory.New()}
+		defer s.Close()
+		l, err := ratelimit.New(s, ratelimit.PerSecond(2).WithBurst(10), ratelimit.WithPlainKeys(),
+			ratelimit.WithBreaker(nil), ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		wait := func() time.Duration {
+			start := time.Now()
+			if err := l.Wait(ctx, "k"); err != nil {
+				t.Fatal(err)
+			}
+			return time.Since(start)
+		}
+		for range 10 { // the store's burst
+			wait()
+		}
+		s.down.Store(true)
+		for range 10 { // the fallback's share, owed to the store
+			if d := wait(); d != 0 {
+				t.Fatalf("the fallback's burst waited %v", d)
+			}
+		}
+		s.down.Store(false)
+		// 1 token and the 9 owed that fit with it, 2 a second: 5 s
+		if d := wait(); d < 4900*time.Millisecond {
+			t.Fatalf("the first Wait after the outage waited %v, want about 5 s: its own token and the debt", d)
 		}
 	})
 }
