@@ -237,9 +237,47 @@ func TestADenialOwingTheFallbackTellsNothingLeft(t *testing.T) {
 		}
 		store.down.Store(false) // 4 failures: the breaker stays closed
 		rec := serve()          // 1 and the 4 owed: 5 of the 3 left
-		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("X-RateLimit-Remaining") != "0" {
-			t.Fatalf("the request after the debt: %d, X-RateLimit-Remaining %q; want 429 and 0",
-				rec.Code, rec.Header().Get("X-RateLimit-Remaining"))
+		// Full once the 3 left pay the 4 owed and 6 more refill: 72 s, where
+		// the store's own bucket is full in 24.
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("X-RateLimit-Remaining") != "0" ||
+			rec.Header().Get("X-RateLimit-Reset") != "72" {
+			t.Fatalf("the request after the debt: %d, X-RateLimit-Remaining %q, Reset %q; want 429, 0 and 72",
+				rec.Code, rec.Header().Get("X-RateLimit-Remaining"), rec.Header().Get("X-RateLimit-Reset"))
+		}
+	})
+}
+
+// TestAPaymentOfPartOfTheDebtTellsTheRest: the first request after an
+// outage pays as much of the fallback's debt as fits with its cost; its
+// result tells the budget less what is still owed, and the deny cache
+// then waits for the next request's token and that rest: 24 s, where the
+// store's bucket alone has a token in 12.
+func TestAPaymentOfPartOfTheDebtTellsTheRest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &remoteStore{Store: memory.New(memory.WithSweepInterval(0))}
+		l, err := ratelimit.New(store, ratelimit.PerMinute(5), ratelimit.WithPlainKeys(),
+			ratelimit.WithErrorHandler(func(*http.Request, error) {}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		store.down.Store(true)
+		for range 5 { // the fallback's whole share, owed
+			if res, _ := l.Allow(ctx, "k"); !res.Allowed {
+				t.Fatalf("the fallback's request: %+v", res)
+			}
+		}
+		store.down.Store(false)
+		time.Sleep(time.Second)       // 5 failures opened the breaker: its cool-down
+		res, err := l.Allow(ctx, "k") // 1 and 4 of the 5 owed: the store's 5
+		if err != nil || !res.Allowed || res.Remaining != 0 || res.ResetAfter != 72*time.Second {
+			t.Fatalf("the request that pays: %+v, %v; want allowed, 0 left, full in 72 s (1 still owed)", res, err)
+		}
+		calls := store.calls.Load()
+		res, _ = l.Allow(ctx, "k")
+		if res.Allowed || res.RetryAfter < 23*time.Second || store.calls.Load() != calls {
+			t.Fatalf("the next request: %+v after %d store calls; want denied by the deny cache for about 24 s",
+				res, store.calls.Load()-calls)
 		}
 	})
 }

@@ -74,14 +74,26 @@ func (l *Limiter) denied(p *pass, now time.Time, whole bool) bool {
 	return denied
 }
 
-// owedLeft makes the Remaining of each denied take that carried a debt
-// what is left once the debt is paid: the store could not pay both, and
-// left its budget as it was, which the headers would otherwise tell the
-// client is there (3 left, and 429).
-func owedLeft(p *pass) {
+// owedLeft makes each take's result tell what its key has once its debt
+// to the fallback is paid: a denied take's whole debt (the store could
+// not pay both, and left its budget as it was), or what an allowed take
+// could not pay with its cost, comes off Remaining and, for a token
+// bucket, adds its refill to ResetAfter. Else the headers told the client
+// of tokens the next request must pay the debt with (3 left, and 429),
+// and the deny cache waited for one token where it needs the debt's too.
+func (l *Limiter) owedLeft(p *pass) {
 	for i := range p.takes {
-		if owed := p.owed[i]; owed > 0 && !p.results[i].Allowed {
-			p.results[i].Remaining = max(0, p.results[i].Remaining-owed)
+		debt := l.debts.owed(p.takes[i].Key)
+		res := &p.results[i]
+		if res.Allowed {
+			debt -= p.owed[i] // paid now (record tells the ledger)
+		}
+		if debt <= 0 {
+			continue
+		}
+		res.Remaining = max(0, res.Remaining-debt)
+		if res.Limit.Algorithm == TokenBucket {
+			res.ResetAfter += res.Limit.refillTime(debt, roundUp)
 		}
 	}
 }

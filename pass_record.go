@@ -27,7 +27,7 @@ func (l *Limiter) record(ctx context.Context, p *pass, now time.Time, latency ti
 		return p.answer(outcome{end: decided, latency: latency})
 	}
 	if l.debts != nil {
-		owedLeft(p) // pass_guard.go
+		l.owedLeft(p) // pass_guard.go
 	}
 	if l.blockFor > 0 {
 		l.applyBlocks(ctx, p) // block.go
