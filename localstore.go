@@ -157,6 +157,8 @@ func (st *localState) fixedWindow(found bool, now int64, l Limit, n int) Result 
 	count := st.x // a window of another Period (a plan changed) that has not ended carries over, as store/memory's
 	if !found {
 		count = 0
+	} else if st.at > end {
+		end = st.at // and holds until the later of its end and this window's
 	}
 	res := Result{Limit: l}
 	left := time.Duration(end - now)

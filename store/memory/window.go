@@ -28,9 +28,12 @@ func fixedWindow(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cell,
 	count := c.at
 	if fresh || c.exp <= now {
 		count = 0 // an ended window's count
+	} else if c.exp > end {
+		// a window of another Period, or calendar, that has not ended (a
+		// plan changed): its count carries over, as a key keeps one
+		// budget, and holds until the later of its end and this window's
+		end, left = c.exp, time.Duration(c.exp-now)
 	}
-	// else a window of another Period, or calendar, that has not ended (a
-	// plan changed): its count carries over, as a key keeps one budget
 	res := ratelimit.Result{Limit: l}
 	if count+int64(n) <= int64(l.Rate) {
 		res.Allowed = true

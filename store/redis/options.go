@@ -30,9 +30,10 @@ func WithPrefix(prefix string) Option {
 // request passed, with clocks 400 ms apart), a key's time never goes back:
 // a token bucket is decided as of its last update when the clock is behind
 // it (the only answers that differ from x/time/rate's, which rewinds), and
-// a fixed or sliding window that a clock up to a second ahead opened (the
-// next, or one further on for windows shorter than the clocks' difference)
-// is the window a clock behind decides in. A key then admits its budget and
+// a fixed window or calendar quota that a clock ahead opened, or a sliding
+// window that a clock up to a second ahead opened (the next, or one further
+// on for windows shorter than the clocks' difference), is the window a
+// clock behind decides in. A key then admits its budget and
 // at most what the clocks' difference refills.
 func WithAppClock(now func() time.Time) Option {
 	return func(s *Store) { s.now = now }

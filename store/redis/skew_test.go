@@ -24,9 +24,12 @@ func TestAppClocksApartKeepTheBudget(t *testing.T) {
 			name  string
 			limit ratelimit.Limit
 			skew  time.Duration
-			at    time.Duration // the ahead clock's time into a second
+			at    time.Duration // the ahead clock's time into a second (a day, for a calendar)
 			most  int
 		}{
+			// a day's quota at midnight: each server's own day, but for the
+			// count the clock ahead began (at most a day's budget more)
+			{"calendar day", ratelimit.PerDay(3, time.UTC), 300 * time.Millisecond, 100 * time.Millisecond, 6},
 			{"token bucket", ratelimit.PerSecond(5), 400 * time.Millisecond, 500 * time.Millisecond, 5 + 2},
 			{"fixed window", ratelimit.PerSecond(5).WithAlgorithm(ratelimit.FixedWindow), 100 * time.Millisecond, 50 * time.Millisecond, 5},
 			{"sliding window", ratelimit.PerSecond(5).WithAlgorithm(ratelimit.SlidingWindow), 100 * time.Millisecond, 50 * time.Millisecond, 5},
@@ -38,6 +41,9 @@ func TestAppClocksApartKeepTheBudget(t *testing.T) {
 			t.Run(srv.name+"/"+c.name, func(t *testing.T) {
 				client := srv.client(t)
 				second := time.Now().Truncate(time.Second).Add(time.Minute)
+				if c.limit.Calendar != ratelimit.NoCalendar {
+					second = time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour) // midnight
+				}
 				ahead, behind := &appClock{}, &appClock{}
 				ahead.Set(second.Add(c.at))
 				behind.Set(second.Add(c.at - c.skew))

@@ -72,19 +72,18 @@ local function window(v, rate, capacity, n, period, now, slack)
   end
   local count = 0
   local e, c = decodeWindow(v)
-  if rate > 0 and e and e > stop and (e - stop) % period == 0 and e - period - now <= slack * 1000 then
-    -- the app's clock (slack > 0) of a server a little ahead opened a
-    -- later window (the next, or more than one on, for windows shorter
-    -- than the clocks' difference): decide in it, as of its start, rather
-    -- than count the window it closed afresh, and each server the other's
-    now, stop = e - period, e
-  end
   if e == stop and c then
     count = c
   elseif c and e and e > now then
-    -- a window of another period (a plan changed) that has not ended: its
-    -- count carries over, as a key keeps one budget whatever its plan
+    -- a window of another period (a plan changed), or a later one that an
+    -- app clock ahead opened, that has not ended: its count carries over,
+    -- as a key keeps one budget whatever its plan, and holds until the
+    -- later of its end and this window's, never cut short by a shorter
+    -- window, nor each server's window counted afresh by the other
     count = c
+    if e > stop then
+      stop = e
+    end
   end
 
   local allowed, retry, nv, ms = 0, 0, nil, nil
@@ -95,7 +94,7 @@ local function window(v, rate, capacity, n, period, now, slack)
       nv, ms = encodeWindow(stop, count, now, slack)
     end
   else
-    retry = stop - now -- the next window takes n <= capacity
+    retry = stop - now -- the window after it takes n <= capacity
   end
   local reset = 0
   if count > 0 then

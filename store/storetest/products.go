@@ -80,13 +80,25 @@ func planPeriodChange(e *env) {
 		e.expect(key, short, 8, true, 0)
 		e.wait(10*time.Second - e.clock().Sub(e.clock().Truncate(10*time.Second))) // the next 10 s
 	}
+	// A long window's count holds a short period's limit, and is told to,
+	// until the long window ends; a short window's take does not cut it
+	// short.
 	long := ratelimit.Limit{Rate: 100, Period: 10 * time.Second, Algorithm: ratelimit.FixedWindow}
 	short := ratelimit.Limit{Rate: 10, Period: 2 * time.Second, Algorithm: ratelimit.FixedWindow}
+	burst := ratelimit.Limit{Rate: 60, Period: 100 * time.Millisecond, Algorithm: ratelimit.FixedWindow}
 	e.wait(time.Second)
 	e.expect("period/down", long, 50, true, 50)
-	e.wait(8 * time.Second)
-	e.expect("period/down", short, 1, false, 0)
-	e.wait(time.Second) // the long window has ended
+	e.wait(2 * time.Second)
+	res := e.expect("period/down", short, 1, false, 0)
+	if e.exact && (res.RetryAfter != 7*time.Second || res.ResetAfter != 7*time.Second) {
+		e.t.Fatalf("a short limit held by a long window's count: RetryAfter %v, ResetAfter %v; want 7s, the long window's end",
+			res.RetryAfter, res.ResetAfter)
+	}
+	e.expect("period/down", burst, 1, true, 9)   // 51 of 60, counted in the long window still
+	e.wait(150 * time.Millisecond)               // past the burst's own window
+	e.expect("period/down", short, 1, false, 0)  // still held: 51 counted
+	e.expect("period/down", long, 49, true, 0)   // the long limit's 100 in its window
+	e.wait(6*time.Second + 850*time.Millisecond) // the long window has ended
 	e.expect("period/down", short, 1, true, 9)
 }
 
