@@ -27,7 +27,10 @@ import (
 // The plans of one policy must therefore share one [Algorithm] (a store
 // keeps a key's budget under each algorithm apart, and a token bucket's
 // tokens are no window's count): [New] refuses a policy whose plans differ
-// in algorithm, naming them. Plans of other policies may use any.
+// in algorithm, naming them. Plans of other policies may use any. The
+// plans of a [SlidingLog] must share one Period too: a log keeps only the
+// requests of its period, so that a request under a plan of a shorter one
+// would forget what a longer one still counts, and New refuses them.
 type Plan struct {
 	// Name names the plan in the context, and as "policy.plan" in
 	// RateLimit-Policy and in the metrics' policy label (bounded: plans
@@ -71,7 +74,8 @@ type planned struct {
 
 // validatePlans checks the plans of policy p: at least one, each with a
 // good name, once, and a valid limit (plans may share one), all of one
-// algorithm; and no Limit of its own beside them.
+// algorithm (and one period, for a sliding log); and no Limit of its own
+// beside them.
 func validatePlans(p Policy) error {
 	if p.Limit != (Limit{}) {
 		return errors.New("a policy with plans takes its limits from them: leave Limit zero")
@@ -88,8 +92,12 @@ func validatePlans(p Policy) error {
 				return fmt.Errorf("two plans named %q", pl.Name)
 			}
 		}
-		if first := p.Plans[0]; pl.Limit.Algorithm != first.Limit.Algorithm {
+		first := p.Plans[0]
+		if pl.Limit.Algorithm != first.Limit.Algorithm {
 			return fmt.Errorf("plan %q counts with a %v and plan %q with a %v: a key keeps one budget across plans only under one algorithm, so give every plan of a policy the same", first.Name, first.Limit.Algorithm, pl.Name, pl.Limit.Algorithm)
+		}
+		if pl.Limit.Algorithm == SlidingLog && pl.Limit.Period != first.Limit.Period {
+			return fmt.Errorf("plan %q keeps a sliding log of %v and plan %q of %v: a log keeps only its period's requests, so a request under the shorter would forget what the longer still counts; give the plans of a sliding log one period", first.Name, first.Limit.Period, pl.Name, pl.Limit.Period)
 		}
 	}
 	return nil

@@ -14,7 +14,9 @@ import (
 // TestOnePolicyOneAlgorithm: a key keeps one budget across the limits of a
 // policy, which a store keeps apart by algorithm, so a policy's plans or
 // LimitFunc limits are of one algorithm: free a fixed window of 10 an
-// hour and pro a token bucket of 20 would admit 30 in the hour.
+// hour and pro a token bucket of 20 would admit 30 in the hour. A sliding
+// log's plans are of one period too: a request under pro's 1 per 2 s
+// forgot the free plan's 60 of the minute, which then admitted 60 more.
 func TestOnePolicyOneAlgorithm(t *testing.T) {
 	fw := func(n int) ratelimit.Limit { return ratelimit.PerHour(n).WithAlgorithm(ratelimit.FixedWindow) }
 	limitFunc := func(context.Context) (ratelimit.Limit, error) { return fw(1), nil }
@@ -28,6 +30,14 @@ func TestOnePolicyOneAlgorithm(t *testing.T) {
 		}}, `plan "free" counts with a fixed window and plan "pro" with a token bucket`},
 		{"plans of one algorithm", ratelimit.Policy{Name: "p", Plans: []ratelimit.Plan{
 			{Name: "free", Limit: fw(10)}, {Name: "pro", Limit: ratelimit.PerDay(20, nil)},
+		}}, ""},
+		{"sliding log plans of two periods", ratelimit.Policy{Name: "p", Plans: []ratelimit.Plan{
+			{Name: "pro", Limit: ratelimit.PerMinute(60).WithAlgorithm(ratelimit.SlidingLog)},
+			{Name: "free", Limit: ratelimit.Limit{Rate: 1, Period: 2 * time.Second, Algorithm: ratelimit.SlidingLog}},
+		}}, "give the plans of a sliding log one period"},
+		{"sliding log plans of one period", ratelimit.Policy{Name: "p", Plans: []ratelimit.Plan{
+			{Name: "pro", Limit: ratelimit.PerMinute(60).WithAlgorithm(ratelimit.SlidingLog)},
+			{Name: "free", Limit: ratelimit.PerMinute(1).WithAlgorithm(ratelimit.SlidingLog)},
 		}}, ""},
 		{"an Algorithm beside a Limit", ratelimit.Policy{Name: "p", Limit: fw(1), Algorithm: ratelimit.FixedWindow}, "leave it zero without"},
 		{"an Algorithm beside plans", ratelimit.Policy{Name: "p", Plans: []ratelimit.Plan{{Name: "a", Limit: fw(1)}}, Algorithm: ratelimit.FixedWindow}, "leave it zero without"},

@@ -35,7 +35,9 @@ type Policy struct {
 	// limit returned, and RateLimit-Policy lists every policy with the
 	// limits of the request; metrics label by the policy only. A key keeps
 	// one budget when its limit changes, so every limit it returns must be
-	// of the policy's Algorithm. The header values of many distinct limits
+	// of the policy's Algorithm (and, for a sliding log, which keeps only
+	// its period's requests, should keep one Period: see [Plan]). The
+	// header values of many distinct limits
 	// are kept, so that they cost a request no more than a few.
 	LimitFunc func(ctx context.Context) (Limit, error)
 	// Algorithm is, with a LimitFunc, the algorithm of every limit it
