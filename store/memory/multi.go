@@ -101,9 +101,8 @@ func (s *Store) AllowAll(ctx context.Context, takes []ratelimit.Take, results []
 }
 
 // decide is AllowN's decision for key h without its write: the key's state
-// after taking n at now, and the result. Only a sliding log changes, by
-// dropping the entries that have left its window, which every call does
-// and which changes no decision.
+// after taking n at now, and the result. Nothing changes: a sliding log
+// drops the entries that have left its window when it commits a take.
 func (sh *shard) decide(h uint64, now int64, l ratelimit.Limit, n int) (c cell, res ratelimit.Result) {
 	i, found := sh.cells.find(h)
 	if found {
@@ -121,7 +120,7 @@ func (sh *shard) decide(h uint64, now int64, l ratelimit.Limit, n int) (c cell, 
 			g = &in
 		}
 		_, res = takeLog(g, now, l, 0)
-		if g.sum+int64(n) > int64(l.Rate) {
+		if !res.Allowed || res.Remaining < n {
 			_, res = takeLog(g, now, l, n) // denied: takes nothing
 		}
 		// Allowed: the commit takes it, with the Remaining after it.

@@ -48,6 +48,17 @@ func (g *slidingLog) clone() *slidingLog {
 	return c
 }
 
+// window returns the index of the oldest entry after cutoff, in the
+// window, and the tokens of the entries from it on.
+func (g *slidingLog) window(cutoff int64) (first int, sum int64) {
+	sum = g.sum
+	for first < g.count && g.at(first).at <= cutoff {
+		sum -= g.at(first).n
+		first++
+	}
+	return first, sum
+}
+
 // trim drops the entries at or before cutoff, which have left the window.
 func (g *slidingLog) trim(cutoff int64) {
 	for g.count > 0 && g.at(0).at <= cutoff {
@@ -66,17 +77,22 @@ func takeLog(g *slidingLog, now int64, l ratelimit.Limit, n int) (int64, ratelim
 	if g.count > 0 {
 		now = max(now, g.at(g.count-1).at) // keep the log in time order
 	}
-	g.trim(now - period)
+	// The entries that have left the window are dropped by a commit only,
+	// as log.lua drops them: a report or a denial under a limit of a
+	// shorter period (a LimitFunc's) changes nothing another limit sees.
+	first, sum := g.window(now - period)
 	res := ratelimit.Result{Limit: l}
-	if g.sum+int64(n) <= int64(l.Rate) {
+	if sum+int64(n) <= int64(l.Rate) {
 		res.Allowed = true
 		if n > 0 {
+			g.trim(now - period)
 			g.push(logEntry{at: now, n: int64(n)}, l.Rate)
+			sum += int64(n)
 		}
 	} else {
 		// Wait until enough of the oldest entries have left.
-		need := g.sum + int64(n) - int64(l.Rate)
-		for i := 0; ; i++ {
+		need := sum + int64(n) - int64(l.Rate)
+		for i := first; ; i++ {
 			e := g.at(i)
 			if need -= e.n; need <= 0 {
 				res.RetryAfter = time.Duration(period - (now - e.at))
@@ -84,12 +100,14 @@ func takeLog(g *slidingLog, now int64, l ratelimit.Limit, n int) (int64, ratelim
 			}
 		}
 	}
-	res.Remaining = max(0, l.Rate-int(g.sum)) // a lowered Rate may be below the sum
+	res.Remaining = max(0, l.Rate-int(sum)) // a lowered Rate may be below the sum
 	exp := now
 	if g.count > 0 {
 		newest := g.at(g.count - 1).at
 		exp = addSat(newest, period)
-		res.ResetAfter = time.Duration(period - (now - newest))
+		if sum > 0 { // the newest is in the window, as log.lua's reset
+			res.ResetAfter = time.Duration(period - (now - newest))
+		}
 	}
 	return exp, res
 }

@@ -16,6 +16,7 @@ func productCases() []testCase {
 	return []testCase{
 		{name: "Products/a change of limit (plan) keeps the key's count", run: planChange},
 		{name: "Products/a plan of another period keeps a window's count", clock: true, run: planPeriodChange},
+		{name: "Products/a sliding log's report or denial under a shorter period drops nothing", clock: true, run: logShortReport},
 		{name: "Products/a block one app server starts holds on another", run: blockAcrossServers},
 		{name: "Products/a charge one app server takes is seen by another", run: chargeAcrossServers},
 	}
@@ -100,6 +101,21 @@ func planPeriodChange(e *env) {
 	e.expect("period/down", long, 49, true, 0)   // the long limit's 100 in its window
 	e.wait(6*time.Second + 850*time.Millisecond) // the long window has ended
 	e.expect("period/down", short, 1, true, 9)
+}
+
+// logShortReport: a sliding log drops the requests that have left its
+// window only when it commits a take, as Redis's does: a report under a
+// limit of a shorter period (a LimitFunc's) leaves the longer limit's
+// requests counted. The memory store dropped them on any
+// call, and the minute's 60 then admitted 60 more.
+func logShortReport(e *env) {
+	long := ratelimit.PerMinute(60).WithAlgorithm(ratelimit.SlidingLog)
+	short := ratelimit.Limit{Rate: 1, Period: 2 * time.Second, Algorithm: ratelimit.SlidingLog}
+	e.expect("log/short", long, 60, true, 0)
+	e.wait(2100 * time.Millisecond)
+	e.expect("log/short", short, 0, true, 1)
+	e.wait(100 * time.Millisecond)
+	e.expect("log/short", long, 1, false, 0)
 }
 
 // blockAcrossServers: server A's denial blocks the key for two hours,
