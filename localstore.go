@@ -154,24 +154,26 @@ func (st *localState) tokenBucket(found bool, now int64, l Limit, n int) Result 
 func (st *localState) fixedWindow(found bool, now int64, l Limit, n int) Result {
 	_, e := l.Window(time.Unix(0, now))
 	end := e.UnixNano()
-	count := st.x // a window of another Period (a plan changed) that has not ended carries over, as store/memory's
-	if !found {
-		count = 0
-	} else if st.at > end {
-		end = st.at // and holds until the later of its end and this window's
+	// A window of another Period (a plan changed) that has not ended
+	// carries its count over, and ends with it, as store/memory's.
+	count, ends := 0.0, end
+	if found && (st.at == end || st.x > 0) {
+		count, ends = st.x, st.at
 	}
 	res := Result{Limit: l}
-	left := time.Duration(end - now)
 	if count+float64(n) <= float64(l.Rate) {
 		res.Allowed, count = true, count+float64(n)
+		if n > 0 {
+			ends = max(ends, end) // with this window's takes, until the later end
+		}
 	} else {
-		res.RetryAfter = left
+		res.RetryAfter = time.Duration(ends - now)
 	}
 	res.Remaining = max(0, l.Rate-int(count))
 	if count > 0 {
-		res.ResetAfter = left
+		res.ResetAfter = time.Duration(ends - now)
 	}
-	*st = localState{at: end, x: count, exp: end, used: count / float64(l.Rate)}
+	*st = localState{at: ends, x: count, exp: ends, used: count / float64(l.Rate)}
 	return res
 }
 

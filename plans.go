@@ -18,8 +18,10 @@ import (
 // day has 99,000 left on a pro plan of 100,000, at once; under a plan of
 // another period the count holds until the window it was counted in ends
 // (50 of an hour's 100 spent, a plan of 10 a minute denies until that
-// hour ends), and a sliding window's counts are the new period's current
-// window's; a token bucket
+// hour ends, and says so), and the new plan's takes are counted with it
+// until the later of the two windows' ends (so that switching to a plan
+// of a shorter period never sheds a count); a sliding window's counts are
+// the new period's current window's; a token bucket
 // keeps its tokens (at most the new capacity) and refills at the new rate,
 // so an exhausted free key upgraded to pro waits one pro token's refill at
 // most. A downgrade never grants more than the new plan's capacity.

@@ -35,7 +35,9 @@ type Refunder interface {
 	//     window's count drops by n (the smaller gift when unsure which
 	//     window holds the take); older, nothing.
 	//   - SlidingLog: up to n entries no older than age are removed, the
-	//     oldest of them first.
+	//     oldest of them first, if age is less than the period; older,
+	//     nothing (the take's own entry may have left the window, and
+	//     another's is not its to give back).
 	// It returns the budget after the refund as a report (n = 0) would,
 	// but always Allowed and with no RetryAfter (a bucket still below
 	// empty reports Remaining 0): Remaining, ResetAfter. A key the store

@@ -147,11 +147,20 @@ func refundSliding(c cell, now int64, l ratelimit.Limit, n int, age time.Duratio
 // age is never touched: it cannot be the take's. The oldest entry that
 // may be the take's is the one that leaves the window first, so removing
 // it gives back no more than removing the take's own would.
-// store/redis/refund.lua's refundLog mirrors it.
+// A take that may be older than the period gives nothing back: its entry
+// may have left the window. store/redis/refund.lua's refundLog mirrors it.
 func refundLog(g *slidingLog, now int64, l ratelimit.Limit, n int, age time.Duration) int64 {
 	period := int64(l.Period)
 	if g.count > 0 {
 		now = max(now, g.at(g.count-1).at) // the log's time order, as takeLog keeps it
+	}
+	if int64(age) >= period {
+		// The take may have left the window, its entry dropped by a commit
+		// since: another request's entry is not its to give back.
+		if g.count == 0 {
+			return now
+		}
+		return addSat(g.at(g.count-1).at, period)
 	}
 	g.trim(now - period)
 	since := subSat(now, int64(age))

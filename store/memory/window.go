@@ -24,27 +24,33 @@ func windowStart(now, period int64) int64 {
 // which still tells the current window from the others, as only the
 // window that holds now can end there. store/redis/window.lua mirrors it.
 func fixedWindow(c cell, fresh bool, now int64, l ratelimit.Limit, n int) (cell, ratelimit.Result) {
-	end, left := fixedBounds(now, l) // a calendar limit's day or month, else aligned to the period
-	count := c.at
-	if fresh || c.exp <= now {
-		count = 0 // an ended window's count
-	} else if c.exp > end {
+	end, _ := fixedBounds(now, l) // a calendar limit's day or month, else aligned to the period
+	var count int64
+	ends := end // when the count told of ends
+	switch {
+	case fresh || c.exp <= now: // no count, or an ended window's
+	case c.exp == end:
+		count = c.at
+	case c.at > 0:
 		// a window of another Period, or calendar, that has not ended (a
 		// plan changed): its count carries over, as a key keeps one
-		// budget, and holds until the later of its end and this window's
-		end, left = c.exp, time.Duration(c.exp-now)
+		// budget, and ends with it
+		count, ends = c.at, c.exp
 	}
 	res := ratelimit.Result{Limit: l}
 	if count+int64(n) <= int64(l.Rate) {
 		res.Allowed = true
 		count += int64(n)
-		c = cell{exp: end, at: count}
+		if n > 0 { // written with this window's takes, until the later end: never cut short
+			ends = max(ends, end)
+		}
+		c = cell{exp: ends, at: count}
 	} else {
-		res.RetryAfter = left // the next window takes n <= Rate
+		res.RetryAfter = time.Duration(ends - now) // the window after it takes n <= Rate
 	}
 	res.Remaining = max(0, l.Rate-int(count)) // a lowered Rate may be below the count
 	if count > 0 {
-		res.ResetAfter = left
+		res.ResetAfter = time.Duration(ends - now)
 	}
 	return c, res
 }

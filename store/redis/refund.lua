@@ -81,6 +81,11 @@ end
 -- after them (see log.lua), so that the window's sum stays exact.
 local function refundLog(key, n, period, age, now, slack)
   local clock = now
+  if age >= period then
+    -- the take may have left the window, its entry dropped by a commit
+    -- since: another request's entry is not its to give back
+    return
+  end
   local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
   if not last[1] then
     return

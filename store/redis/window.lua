@@ -70,20 +70,15 @@ local function window(v, rate, capacity, n, period, now, slack)
   if not stop then
     return -2, 0, 0, 0, nil, nil
   end
-  local count = 0
+  local count, ends = 0, stop -- ends: when the count told of ends
   local e, c = decodeWindow(v)
   if e == stop and c then
     count = c
-  elseif c and e and e > now then
+  elseif c and c > 0 and e and e > now then
     -- a window of another period (a plan changed), or a later one that an
     -- app clock ahead opened, that has not ended: its count carries over,
-    -- as a key keeps one budget whatever its plan, and holds until the
-    -- later of its end and this window's, never cut short by a shorter
-    -- window, nor each server's window counted afresh by the other
-    count = c
-    if e > stop then
-      stop = e
-    end
+    -- as a key keeps one budget whatever its plan, and ends with it
+    count, ends = c, e
   end
 
   local allowed, retry, nv, ms = 0, 0, nil, nil
@@ -91,14 +86,18 @@ local function window(v, rate, capacity, n, period, now, slack)
     allowed = 1
     count = count + n
     if n > 0 then
-      nv, ms = encodeWindow(stop, count, now, slack)
+      -- written with this window's takes, until the later end: never cut
+      -- short by a shorter window, nor each server's window counted
+      -- afresh by the other's
+      ends = math.max(ends, stop)
+      nv, ms = encodeWindow(ends, count, now, slack)
     end
   else
-    retry = stop - now -- the window after it takes n <= capacity
+    retry = ends - now -- the window after it takes n <= capacity
   end
   local reset = 0
   if count > 0 then
-    reset = stop - now
+    reset = ends - now
   end
   -- a window filled under a higher limit (a plan since lowered) has none
   -- left, never fewer

@@ -17,6 +17,7 @@ func productCases() []testCase {
 		{name: "Products/a change of limit (plan) keeps the key's count", run: planChange},
 		{name: "Products/a plan of another period keeps a window's count", clock: true, run: planPeriodChange},
 		{name: "Products/a sliding log's report or denial under a shorter period drops nothing", clock: true, run: logShortReport},
+		{name: "Products/a count carried from another period is told to end with its window", clock: true, run: carriedCountEnds},
 		{name: "Products/a block one app server starts holds on another", run: blockAcrossServers},
 		{name: "Products/a charge one app server takes is seen by another", run: chargeAcrossServers},
 	}
@@ -116,6 +117,55 @@ func logShortReport(e *env) {
 	e.expect("log/short", short, 0, true, 1)
 	e.wait(100 * time.Millisecond)
 	e.expect("log/short", long, 1, false, 0)
+}
+
+// carriedCountEnds: a count carried to a limit of another period ends
+// with the window it was counted in, and a denial or report, which writes
+// nothing, tells that end (2 s, not the minute's 59); a count refunded to
+// nothing carries nothing (a minute's refunded take held a 2 s limit for
+// the minute); a sliding log's refund of a take that may have left the
+// window gives nothing back (it gave back another request's entry).
+func carriedCountEnds(e *env) {
+	short := ratelimit.Limit{Rate: 8, Period: 3 * time.Second, Algorithm: ratelimit.FixedWindow}
+	minute := ratelimit.PerMinute(5).WithAlgorithm(ratelimit.FixedWindow)
+	e.wait(500 * time.Millisecond)
+	e.expect("carry/deny", short, 8, true, 0)
+	e.wait(500 * time.Millisecond)
+	res := e.expect("carry/deny", minute, 1, false, 0)
+	report := e.expect("carry/deny", minute, 0, false, 0) // 8 past its 5: a report is denied too
+	if e.exact && (res.RetryAfter != 2*time.Second || report.ResetAfter != 2*time.Second) {
+		e.t.Fatalf("a minute's limit held by a 3 s window's count: RetryAfter %v, a report's ResetAfter %v; want 2s, that window's end",
+			res.RetryAfter, report.ResetAfter)
+	}
+	e.wait(2 * time.Second)
+	e.expect("carry/deny", minute, 5, true, 0)
+
+	rf, ok := e.store.(ratelimit.Refunder)
+	if !ok {
+		return
+	}
+	ctx := context.Background()
+	burst := ratelimit.Limit{Rate: 3, Period: 2 * time.Second, Algorithm: ratelimit.FixedWindow}
+	e.expect("carry/refund", minute, 1, true, 4)
+	e.wait(500 * time.Millisecond)
+	if _, err := rf.RefundN(ctx, "carry/refund", minute, 1, 500*time.Millisecond); err != nil {
+		e.t.Fatal(err)
+	}
+	e.expect("carry/refund", burst, 3, true, 0)
+	e.wait(2 * time.Second) // the burst's next window
+	e.expect("carry/refund", burst, 3, true, 0)
+
+	log := ratelimit.Limit{Rate: 2, Period: time.Second, Algorithm: ratelimit.SlidingLog}
+	e.expect("carry/log", log, 1, true, 1) // A
+	e.wait(time.Second)
+	e.expect("carry/log", log, 1, true, 1) // B: A has left
+	e.wait(200 * time.Millisecond)
+	e.expect("carry/log", log, 1, true, 0) // C
+	e.wait(300 * time.Millisecond)
+	if _, err := rf.RefundN(ctx, "carry/log", log, 1, 1500*time.Millisecond); err != nil { // A's, 1.5 s on
+		e.t.Fatal(err)
+	}
+	e.expect("carry/log", log, 1, false, 0) // B and C still in the window
 }
 
 // blockAcrossServers: server A's denial blocks the key for two hours,
