@@ -89,7 +89,7 @@ func reportThenTake(ctx context.Context, store Store, takes []Take, results []Re
 			// no room for the take (a report is denied only on a budget
 			// over its limit, and then says the wait for a take of 0)
 			if t.N > 0 {
-				res.RetryAfter = retryFromReport(t.Limit, res, t.N)
+				res.RetryAfter = max(untilItHolds(res, t.N), 1) // never early
 			}
 			res.Allowed = false
 		}
@@ -114,16 +114,4 @@ func reportThenTake(ctx context.Context, store Store, takes []Take, results []Re
 		}
 	}
 	return nil
-}
-
-// retryFromReport estimates, from a report (n = 0), how long
-// until n tokens pass: for a token bucket the time to full less the time
-// the last capacity − n tokens take; for the windows, whose report says
-// less, the time until full, which is never early.
-func retryFromReport(l Limit, res Result, n int) time.Duration {
-	if l.Algorithm != TokenBucket {
-		return max(res.ResetAfter, 1)
-	}
-	rest := l.refillTime(l.Capacity()-n, roundDown)
-	return max(res.ResetAfter-rest, 1)
 }

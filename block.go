@@ -79,7 +79,9 @@ func (l *Limiter) applyBlocks(ctx context.Context, p *pass) {
 	var spent time.Duration
 	for i := range p.takes {
 		if p.results[i].Allowed {
-			spent = max(spent, spentWait(p.results[i], p.cost(i)))
+			// a request told less would come back to a budget short of
+			// its cost, be denied, and start a new block
+			spent = max(spent, untilItHolds(p.results[i], p.cost(i)))
 		}
 	}
 	for i := range p.takes {
@@ -96,23 +98,6 @@ func (l *Limiter) applyBlocks(ctx context.Context, p *pass) {
 			l.startBlock(ctx, p, i)
 		}
 	}
-}
-
-// spentWait is how long after res, a take a blocked request spent of its
-// budget, the same request, of cost n, could pass the budget: none while
-// it holds n; for a token bucket, until it holds n again (the time to full
-// less the time the rest take, never sooner than the true instant); for
-// the others, until it is full again, which is never sooner. A blocked
-// request told less would come back to a budget short of its cost, be
-// denied, and start a new block.
-func spentWait(res Result, n int) time.Duration {
-	if res.Remaining >= n {
-		return 0
-	}
-	if l := res.Limit; l.Algorithm == TokenBucket {
-		return max(res.ResetAfter-l.refillTime(max(l.Capacity()-n, 0), roundDown), 0)
-	}
-	return res.ResetAfter
 }
 
 // startBlock starts the block of p's take i, which the store denied, and

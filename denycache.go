@@ -195,21 +195,13 @@ func (c *denyCache) record(key string, n int, at asked, res Result) {
 // untilOneToken is how long after an allowed decision that left res
 // (Remaining 0) a request of cost 1 could pass, rounded down a
 // microsecond so as never to outlast the true wait (the store's durations
-// are rounded up to it): for a token bucket, the time to full less the
-// time the last capacity − 1 tokens take; for a fixed window, its end.
+// are rounded up to it): untilItHolds, where that is exact, for a token
+// bucket and a fixed window.
 func untilOneToken(res Result) (time.Duration, bool) {
-	l := res.Limit
-	var wait time.Duration
-	switch l.Algorithm {
-	case TokenBucket:
-		rest := l.refillTime(l.Capacity()-1, roundDown)
-		wait = res.ResetAfter - rest
-	case FixedWindow:
-		wait = res.ResetAfter
-	default:
+	if a := res.Limit.Algorithm; a != TokenBucket && a != FixedWindow {
 		return 0, false
 	}
-	wait -= time.Microsecond
+	wait := untilItHolds(res, 1) - time.Microsecond
 	return wait, wait > 0
 }
 

@@ -188,6 +188,23 @@ func (l Limit) refillTime(k int, r rounding) time.Duration {
 	return time.Duration(d)
 }
 
+// untilItHolds is how long after res, the budget a decision left, the
+// budget holds n again: none while it does; for a token bucket, the time
+// to full less the time its last capacity − n tokens take (never sooner
+// than the true instant); for the windows, whose Result says less, the
+// time until full, which is never sooner. A blocked request's wait after
+// what it spent (block.go) and a take's wait from a report (allowall.go)
+// are it.
+func untilItHolds(res Result, n int) time.Duration {
+	if res.Remaining >= n {
+		return 0
+	}
+	if l := res.Limit; l.Algorithm == TokenBucket {
+		return max(res.ResetAfter-l.refillTime(max(l.Capacity()-n, 0), roundDown), 0)
+	}
+	return res.ResetAfter
+}
+
 // Capacity returns the most tokens a key can ever hold under l: Burst (or
 // Rate when Burst is 0) for a token bucket, Rate for the window algorithms.
 // A request that costs more can never pass.
