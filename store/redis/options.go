@@ -33,8 +33,8 @@ func WithPrefix(prefix string) Option {
 // a fixed window or calendar quota that a clock ahead opened, or a sliding
 // window that a clock up to a second ahead opened (the next, or one further
 // on for windows shorter than the clocks' difference), is the window a
-// clock behind decides in. A key then admits its budget and
-// at most what the clocks' difference refills.
+// clock behind decides in. A key then admits its budget and at most what
+// the clocks' difference refills.
 func WithAppClock(now func() time.Time) Option {
 	return func(s *Store) { s.now = now }
 }
