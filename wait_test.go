@@ -109,17 +109,6 @@ func TestWaitCountsTheStoresTimeAgainstTheDeadline(t *testing.T) {
 	})
 }
 
-// downReserver is a Reserver store that is down: every call fails.
-type downReserver struct{ downStore }
-
-func (downReserver) ReserveN(context.Context, string, ratelimit.Limit, int, time.Duration) (ratelimit.Reservation, error) {
-	return ratelimit.Reservation{}, errDown
-}
-
-func (downReserver) CancelReservation(context.Context, string, ratelimit.Limit, ratelimit.Reservation) error {
-	return errDown
-}
-
 // TestWaitWaitsForTheFallbackInAnOutage: while a store that books is down,
 // WaitN's tries are the fallback's decisions, and a denial of the
 // fallback's is waited out as its RetryAfter says, within the deadline:
@@ -128,7 +117,10 @@ func (downReserver) CancelReservation(context.Context, string, ratelimit.Limit, 
 // had refused a booking past the deadline.
 func TestWaitWaitsForTheFallbackInAnOutage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l, err := ratelimit.New(downReserver{}, ratelimit.PerSecond(2), ratelimit.WithPlainKeys(),
+		s := &flakyReserver{Store: memory.New()} // down throughout
+		defer s.Close()
+		s.down.Store(true)
+		l, err := ratelimit.New(s, ratelimit.PerSecond(2), ratelimit.WithPlainKeys(),
 			ratelimit.WithErrorHandler(func(*http.Request, error) {}))
 		if err != nil {
 			t.Fatal(err)
